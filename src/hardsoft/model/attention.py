@@ -1,0 +1,184 @@
+"""Attention weightings and masks, computed exactly.
+
+Hard weightings are exact: the maximum is found by comparison, ties go to the leftmost or
+rightmost maximal position (unique-hard attention) or share the weight equally (average-hard),
+never through a softmax approximation. Softmax is a stable log-sum-exp (scores up to 1e12 are
+fine in float64). A query row with no allowed position outputs the zero vector.
+
+Two execution paths compute the same function:
+
+* :func:`attend` materialises the ``[B, n, n]`` scores (and can return the weights);
+* :func:`attend_chunked` streams blocks of queries and keys with running maxima, so memory is
+  ``O(chunk^2 + n·d)`` instead of ``O(n^2)``.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from hardsoft.model.spec import MASKS
+
+NEG_INF = float("-inf")
+
+
+def allowed_block(
+    mask: str, q_start: int, q_end: int, k_start: int, k_end: int, device: torch.device
+) -> torch.Tensor | None:
+    """Boolean ``[q, k]`` matrix of allowed (query i, key j) pairs, or None if all are allowed.
+
+    Positions are absolute indices, so blocks of a chunked computation agree with the full one.
+    """
+    if mask == "none":
+        return None
+    i = torch.arange(q_start, q_end, device=device)[:, None]
+    j = torch.arange(k_start, k_end, device=device)[None, :]
+    if mask == "future":
+        return j <= i
+    if mask == "strict-future":
+        return j < i
+    if mask == "past":
+        return j >= i
+    if mask == "strict-past":
+        return j > i
+    raise ValueError(f"unknown mask {mask!r} (one of {MASKS})")
+
+
+def block_may_be_allowed(mask: str, q_start: int, q_end: int, k_start: int, k_end: int) -> bool:
+    """Whether any pair of the block is allowed (lets the chunked path skip masked blocks)."""
+    if mask in ("future",):
+        return k_start <= q_end - 1
+    if mask == "strict-future":
+        return k_start < q_end - 1
+    if mask == "past":
+        return k_end - 1 >= q_start
+    if mask == "strict-past":
+        return k_end - 1 > q_start
+    return True
+
+
+def weights_from_scores(scores: torch.Tensor, allowed: torch.Tensor | None, weighting: str):
+    """Attention weights ``[..., n_q, n_k]`` from scores (already scaled by 1/τ for softmax)."""
+    if allowed is not None:
+        scores = scores.masked_fill(~allowed, NEG_INF)
+    row_max = scores.amax(dim=-1, keepdim=True)
+    empty = row_max == NEG_INF
+    if weighting == "softmax":
+        shifted = torch.where(empty, torch.zeros_like(scores), scores - row_max)
+        w = torch.exp(shifted)
+        if allowed is not None:
+            w = w.masked_fill(~allowed, 0.0)
+        w = w / w.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(w.dtype).tiny)
+        return torch.where(empty, torch.zeros_like(w), w)
+    is_max = (scores == row_max) & ~empty
+    if weighting == "average":
+        w = is_max.to(scores.dtype)
+        return w / w.sum(dim=-1, keepdim=True).clamp_min(1.0)
+    n_k = scores.shape[-1]
+    idx = torch.arange(n_k, device=scores.device)
+    if weighting == "leftmost":
+        pick = torch.where(is_max, idx, n_k).amin(dim=-1, keepdim=True)
+    elif weighting == "rightmost":
+        pick = torch.where(is_max, idx, -1).amax(dim=-1, keepdim=True)
+    else:
+        raise ValueError(f"unknown weighting {weighting!r}")
+    return ((idx == pick) & ~empty).to(scores.dtype)
+
+
+def attend(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    weighting: str,
+    mask: str,
+    score_scale: float,
+    *,
+    return_weights: bool = False,
+    use_sdpa: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """One head on ``q, k: [B, n, d_head]``, ``v: [B, n, d_value]``.
+
+    ``score_scale`` multiplies ``q·k`` (it holds 1/sqrt(d_head) and, for softmax, 1/τ(n)).
+    Softmax without requested weights goes through ``scaled_dot_product_attention``.
+    """
+    n = q.shape[-2]
+    allowed = allowed_block(mask, 0, n, 0, n, q.device)
+    if weighting == "softmax" and use_sdpa and not return_weights and q.shape[-1] > 0:
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=score_scale)
+        if allowed is not None:
+            empty = ~allowed.any(dim=-1)
+            out = out.masked_fill(empty[:, None], 0.0)
+        return out, None
+    scores = (q @ k.transpose(-1, -2)) * score_scale
+    w = weights_from_scores(scores, allowed, weighting)
+    return w @ v, (w if return_weights else None)
+
+
+def attend_chunked(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    weighting: str,
+    mask: str,
+    score_scale: float,
+    chunk: int,
+) -> torch.Tensor:
+    """Same function as :func:`attend`, streaming key blocks with running statistics.
+
+    Softmax keeps a running max and denominator (online softmax); leftmost keeps the first
+    strict improvement, rightmost the last non-strict one; average keeps the running max, the
+    number of positions attaining it and the sum of their values.
+    """
+    B, n, _ = q.shape
+    d_v = v.shape[-1]
+    out = torch.zeros(B, n, d_v, dtype=v.dtype, device=v.device)
+    for qs in range(0, n, chunk):
+        qe = min(n, qs + chunk)
+        qc = q[:, qs:qe]
+        m = torch.full((B, qe - qs), NEG_INF, dtype=q.dtype, device=q.device)
+        acc = torch.zeros(B, qe - qs, d_v, dtype=v.dtype, device=v.device)
+        norm = torch.zeros(B, qe - qs, dtype=v.dtype, device=v.device)
+        for ks in range(0, n, chunk):
+            ke = min(n, ks + chunk)
+            if not block_may_be_allowed(mask, qs, qe, ks, ke):
+                continue
+            s = (qc @ k[:, ks:ke].transpose(-1, -2)) * score_scale
+            allowed = allowed_block(mask, qs, qe, ks, ke, q.device)
+            if allowed is not None:
+                s = s.masked_fill(~allowed, NEG_INF)
+            bmax = s.amax(dim=-1)
+            vb = v[:, ks:ke]
+            if weighting == "softmax":
+                new_m = torch.maximum(m, bmax)
+                safe_m = torch.where(new_m == NEG_INF, torch.zeros_like(new_m), new_m)
+                decay = torch.exp(m - safe_m)
+                p = torch.exp(s - safe_m[..., None])
+                acc = acc * decay[..., None] + p @ vb
+                norm = norm * decay + p.sum(-1)
+                m = new_m
+                continue
+            hit = (s == bmax[..., None]) & (bmax[..., None] > NEG_INF)
+            if weighting == "average":
+                bsum = hit.to(v.dtype) @ vb
+                bcnt = hit.sum(-1).to(v.dtype)
+                better = bmax > m
+                same = (bmax == m) & (bmax > NEG_INF)
+                acc = torch.where(better[..., None], bsum, acc + same[..., None] * bsum)
+                norm = torch.where(better, bcnt, norm + same * bcnt)
+                m = torch.maximum(m, bmax)
+                continue
+            idx = torch.arange(ke - ks, device=q.device)
+            if weighting == "leftmost":
+                pick = torch.where(hit, idx, ke - ks).amin(-1)
+                take = bmax > m
+            else:
+                pick = torch.where(hit, idx, -1).amax(-1)
+                take = (bmax >= m) & (bmax > NEG_INF)
+            picked = torch.gather(vb, 1, pick.clamp(0, ke - ks - 1)[..., None].expand(-1, -1, d_v))
+            acc = torch.where(take[..., None], picked, acc)
+            norm = torch.where(take, torch.ones_like(norm), norm)
+            m = torch.where(take, bmax, m)
+        out[:, qs:qe] = (
+            acc / norm.clamp_min(torch.finfo(v.dtype).tiny)[..., None] * (norm > 0)[..., None]
+        )
+    return out

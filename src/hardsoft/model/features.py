@@ -1,0 +1,167 @@
+"""Position features: named, composable building blocks for ``PE(i, n)``.
+
+A feature maps a length ``n`` to a matrix ``[n, dim]`` of raw values at positions
+``i = 1..n`` (1-based, as in the seeds). The model projects the concatenated raw features to
+the residual stream with the learned matrix ``W_pos``. Every feature knows whether it is
+*bounded* (stays in a fixed interval for every n), the assumption of Hahn's Lemma 5.
+
+Names (see :func:`parse_feature`)::
+
+    1  i  n  i/n  1/i  1/n  (-1)^i  i^2  (i/n)^2  [i=1]  [i=n]  [i mod m = r]
+    learned:L  (a learned table for n <= L: the one-hot of i, projected by W_pos)
+    sinusoidal:D  (Vaswani et al.'s sin/cos features of dimension D)
+    a*b  (the product of scalar features, e.g. n*i or n*i^2)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from hardsoft.errors import HardsoftError
+
+ScalarFn = Callable[[torch.Tensor, int], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class PositionFeature:
+    """One named position feature: ``compute(n)`` gives ``[n, dim]`` values at i = 1..n."""
+
+    name: str
+    dim: int
+    bounded: bool
+    _fn: Callable[[int, torch.dtype, torch.device], torch.Tensor]
+
+    def compute(
+        self, n: int, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu"
+    ) -> torch.Tensor:
+        out = self._fn(n, dtype, torch.device(device))
+        assert out.shape == (n, self.dim), (self.name, out.shape)
+        return out
+
+
+def _scalar(name: str, bounded: bool, fn: ScalarFn) -> PositionFeature:
+    def compute(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        i = torch.arange(1, n + 1, dtype=dtype, device=device)
+        return fn(i, n).to(dtype).reshape(n, 1)
+
+    return PositionFeature(name, 1, bounded, compute)
+
+
+_SCALARS: dict[str, tuple[bool, ScalarFn]] = {
+    "1": (True, lambda i, n: torch.ones_like(i)),
+    "i": (False, lambda i, n: i),
+    "n": (False, lambda i, n: torch.full_like(i, float(n))),
+    "i/n": (True, lambda i, n: i / n),
+    "1/i": (True, lambda i, n: 1.0 / i),
+    "1/n": (True, lambda i, n: torch.full_like(i, 1.0 / n)),
+    "(-1)^i": (True, lambda i, n: 1.0 - 2.0 * torch.remainder(i, 2)),
+    "i^2": (False, lambda i, n: i * i),
+    "(i/n)^2": (True, lambda i, n: (i / n) ** 2),
+    "[i=1]": (True, lambda i, n: (i == 1).to(i.dtype)),
+    "[i=n]": (True, lambda i, n: (i == n).to(i.dtype)),
+}
+
+_MOD_RE = re.compile(r"^\[imod(\d+)=(\d+)\]$")
+
+
+def _canonical(name: str) -> str:
+    """Whitespace-free spelling used for matching (``[i mod 3 = 1]`` -> ``[imod3=1]``)."""
+    return "".join(name.split())
+
+
+def _mod_feature(m: int, r: int) -> PositionFeature:
+    if m < 1 or not 0 <= r < m:
+        raise HardsoftError(f"position feature [i mod {m} = {r}] needs m >= 1 and 0 <= r < m")
+    return _scalar(
+        f"[i mod {m} = {r}]", True, lambda i, n: (torch.remainder(i, m) == r).to(i.dtype)
+    )
+
+
+def _learned(max_len: int) -> PositionFeature:
+    def compute(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        if n > max_len:
+            raise HardsoftError(
+                f"input length {n} exceeds the learned position table (learned:{max_len})"
+            )
+        return torch.eye(max_len, dtype=dtype, device=device)[:n]
+
+    return PositionFeature(f"learned:{max_len}", max_len, True, compute)
+
+
+def _sinusoidal(dim: int) -> PositionFeature:
+    if dim < 2 or dim % 2:
+        raise HardsoftError(f"sinusoidal position features need an even dimension >= 2, got {dim}")
+
+    def compute(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        i = torch.arange(1, n + 1, dtype=torch.float64, device=device)[:, None]
+        freq = torch.exp(
+            -math.log(10000.0) * torch.arange(0, dim, 2, dtype=torch.float64, device=device) / dim
+        )
+        out = torch.empty(n, dim, dtype=torch.float64, device=device)
+        out[:, 0::2] = torch.sin(i * freq)
+        out[:, 1::2] = torch.cos(i * freq)
+        return out.to(dtype)
+
+    return PositionFeature(f"sinusoidal:{dim}", dim, True, compute)
+
+
+def _product(parts: list[PositionFeature], name: str) -> PositionFeature:
+    if any(p.dim != 1 for p in parts):
+        raise HardsoftError(f"position feature {name!r}: only scalar features can be multiplied")
+
+    def compute(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        out = torch.ones(n, 1, dtype=dtype, device=device)
+        for p in parts:
+            out = out * p.compute(n, dtype, device)
+        return out
+
+    return PositionFeature(name, 1, all(p.bounded for p in parts), compute)
+
+
+def parse_feature(name: str) -> PositionFeature:
+    """The feature called ``name`` (see the module docstring); a bad name is a HardsoftError."""
+    text = _canonical(name)
+    if "*" in text:
+        parts = [parse_feature(p) for p in text.split("*")]
+        return _product(parts, "*".join(p.name for p in parts))
+    if text in _SCALARS:
+        bounded, fn = _SCALARS[text]
+        return _scalar(text, bounded, fn)
+    m = _MOD_RE.match(text)
+    if m:
+        return _mod_feature(int(m.group(1)), int(m.group(2)))
+    for prefix, make in (("learned:", _learned), ("sinusoidal:", _sinusoidal)):
+        if text.startswith(prefix):
+            try:
+                size = int(text[len(prefix) :])
+            except ValueError:
+                raise HardsoftError(
+                    f"bad position feature {name!r}: expected {prefix}<int>"
+                ) from None
+            if size < 1:
+                raise HardsoftError(f"bad position feature {name!r}: size must be positive")
+            return make(size)
+    known = ", ".join([*_SCALARS, "[i mod m = r]", "learned:L", "sinusoidal:D", "a*b"])
+    raise HardsoftError(f"unknown position feature {name!r} (known: {known})")
+
+
+def feature_names() -> list[str]:
+    """The scalar feature names, for help texts."""
+    return [*_SCALARS, "[i mod m = r]", "learned:L", "sinusoidal:D", "a*b"]
+
+
+def feature_matrix(
+    names: tuple[str, ...] | list[str],
+    n: int,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str = "cpu",
+) -> torch.Tensor:
+    """The concatenated raw features ``[n, P]`` of ``names`` at length ``n``."""
+    if not names:
+        return torch.zeros(n, 0, dtype=dtype, device=device)
+    return torch.cat([parse_feature(nm).compute(n, dtype, device) for nm in names], dim=1)

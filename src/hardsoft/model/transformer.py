@@ -1,0 +1,277 @@
+"""The transformer of the seeds (MATH.md §1) as one readable ``nn.Module``.
+
+    x_i^(0) = W_E[w_i] + PE(i, n) · W_pos
+    layer:   h = x + Σ_heads Att_h(x) · W_O,      x' = h + ReLU(h W_in + b_in) W_out + b_out
+    output:  y = x^(L) W_U + b_U;   accept = y_n[0] > 1/2
+
+Weight names and shapes are explicit (TransformerLens-style), and ``trace=True`` returns every
+activation and every head's attention weights under stable names (see :class:`ModelOutput`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from hardsoft.errors import HardsoftError
+from hardsoft.model.attention import attend, attend_chunked
+from hardsoft.model.features import feature_matrix
+from hardsoft.model.spec import HeadSpec, LayerSpec, ModelSpec, eval_tau
+
+
+@dataclass
+class ModelOutput:
+    """``outputs``: ``[B, n, d_out]``; ``accept``: ``[B]`` bool (coordinate 0 at the last
+    position > 1/2); ``trace``: name -> tensor when requested. Trace names::
+
+        embed.tokens, embed.positions, resid.0            [B, n, d]  the input layer
+        blocks.L.attn.H.q / .k / .v                        [B, n, d_head]
+        blocks.L.attn.H.pattern                            [B, n, n]  (not in chunked mode)
+        blocks.L.attn.H.out                                [B, n, d]  (after W_O)
+        blocks.L.resid_mid                                 [B, n, d]  after attention
+        blocks.L.ffn.hidden                                [B, n, d_ff] after the ReLU
+        blocks.L.resid_post = resid.(L+1)                  [B, n, d]  after the layer
+        outputs                                            [B, n, d_out]
+    """
+
+    outputs: torch.Tensor
+    accept: torch.Tensor
+    trace: dict[str, torch.Tensor] | None = None
+
+
+class LayerNorm(nn.Module):
+    """Layer normalisation with a settable ``eps`` (0 allowed: exact normalisation)."""
+
+    def __init__(self, d: int, eps: float) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+        self.bias = nn.Parameter(torch.zeros(d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mu = x.mean(-1, keepdim=True)
+        var = ((x - mu) ** 2).mean(-1, keepdim=True)
+        return (x - mu) / torch.sqrt(var + self.eps) * self.weight + self.bias
+
+
+class Head(nn.Module):
+    """One attention head: ``W_Q, W_K: [d_model, d_head]``, ``W_V: [d_model, d_value]``,
+    ``W_O: [d_value, d_model]``."""
+
+    def __init__(self, spec: HeadSpec, d_model: int) -> None:
+        super().__init__()
+        self.spec = spec
+        self.W_Q = nn.Parameter(torch.zeros(d_model, spec.d_head))
+        self.W_K = nn.Parameter(torch.zeros(d_model, spec.d_head))
+        self.W_V = nn.Parameter(torch.zeros(d_model, spec.value_dim))
+        self.W_O = nn.Parameter(torch.zeros(spec.value_dim, d_model))
+
+    def score_scale(self, n: int) -> float:
+        """The factor on ``q·k``: 1/sqrt(d_head) if scaled, and 1/τ(n) for softmax."""
+        s = 1.0 / math.sqrt(self.spec.d_head) if self.spec.scale and self.spec.d_head else 1.0
+        if self.spec.weighting == "softmax":
+            s /= eval_tau(self.spec.tau, n)
+        return s
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        chunk_size: int | None = None,
+        trace: dict[str, torch.Tensor] | None = None,
+        prefix: str = "",
+    ) -> torch.Tensor:
+        n = x.shape[1]
+        q, k, v = x @ self.W_Q, x @ self.W_K, x @ self.W_V
+        scale = self.score_scale(n)
+        if chunk_size is not None and n > chunk_size:
+            mixed = attend_chunked(q, k, v, self.spec.weighting, self.spec.mask, scale, chunk_size)
+            weights = None
+        else:
+            mixed, weights = attend(
+                q,
+                k,
+                v,
+                self.spec.weighting,
+                self.spec.mask,
+                scale,
+                return_weights=trace is not None,
+            )
+        out = mixed @ self.W_O
+        if trace is not None:
+            trace[f"{prefix}.q"], trace[f"{prefix}.k"], trace[f"{prefix}.v"] = q, k, v
+            if weights is not None:
+                trace[f"{prefix}.pattern"] = weights
+            trace[f"{prefix}.out"] = out
+        return out
+
+
+class Block(nn.Module):
+    """One layer: residual attention (all heads summed) then a residual ReLU feed-forward."""
+
+    def __init__(self, spec: LayerSpec, d_model: int, layer_norm: str, eps: float) -> None:
+        super().__init__()
+        self.spec = spec
+        self.layer_norm = layer_norm
+        self.heads = nn.ModuleList([Head(h, d_model) for h in spec.heads])
+        self.W_in = nn.Parameter(torch.zeros(d_model, spec.d_ff))
+        self.b_in = nn.Parameter(torch.zeros(spec.d_ff))
+        self.W_out = nn.Parameter(torch.zeros(spec.d_ff, d_model))
+        self.b_out = nn.Parameter(torch.zeros(d_model))
+        if layer_norm != "none":
+            self.ln1 = LayerNorm(d_model, eps)
+            self.ln2 = LayerNorm(d_model, eps)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        chunk_size: int | None = None,
+        trace: dict[str, torch.Tensor] | None = None,
+        prefix: str = "",
+    ) -> torch.Tensor:
+        pre = self.layer_norm == "pre"
+        if self.heads:
+            a_in = self.ln1(x) if pre else x
+            att = sum(
+                head(a_in, chunk_size=chunk_size, trace=trace, prefix=f"{prefix}.attn.{h}")
+                for h, head in enumerate(self.heads)
+            )
+            x = x + att
+        if self.layer_norm == "post":
+            x = self.ln1(x)
+        if trace is not None:
+            trace[f"{prefix}.resid_mid"] = x
+        if self.spec.d_ff:
+            f_in = self.ln2(x) if pre else x
+            hidden = torch.relu(f_in @ self.W_in + self.b_in)
+            x = x + hidden @ self.W_out + self.b_out
+            if trace is not None:
+                trace[f"{prefix}.ffn.hidden"] = hidden
+        if self.layer_norm == "post":
+            x = self.ln2(x)
+        if trace is not None:
+            trace[f"{prefix}.resid_post"] = x
+        return x
+
+
+class Transformer(nn.Module):
+    """The whole model. Parameters (all zero at construction; see ``random_model`` for a
+    random initialisation and the compiler for constructed weights)::
+
+        W_E    [|Σ|, d_model]        token embedding
+        W_pos  [P, d_model]          projection of the raw position features (P = spec.position_dim)
+        blocks.L.heads.H.{W_Q,W_K,W_V,W_O}, blocks.L.{W_in,b_in,W_out,b_out}, blocks.L.ln1/ln2
+        ln_final (pre-norm models only), W_U [d_model, d_out], b_U [d_out]
+
+    ``meta`` is a free JSON-serialisable dict saved with the model (certificates, provenance).
+    """
+
+    def __init__(self, spec: ModelSpec, dtype: torch.dtype = torch.float32) -> None:
+        super().__init__()
+        spec.validate()
+        self.spec = spec
+        self.meta: dict = {}
+        d = spec.d_model
+        self.symbol_index = {a: i for i, a in enumerate(spec.alphabet)}
+        self.W_E = nn.Parameter(torch.zeros(len(spec.alphabet), d))
+        self.W_pos = nn.Parameter(torch.zeros(spec.position_dim, d))
+        self.blocks = nn.ModuleList(
+            [Block(layer, d, spec.layer_norm, spec.ln_eps) for layer in spec.layers]
+        )
+        if spec.layer_norm == "pre":
+            self.ln_final = LayerNorm(d, spec.ln_eps)
+        self.W_U = nn.Parameter(torch.zeros(d, spec.d_out))
+        self.b_U = nn.Parameter(torch.zeros(spec.d_out))
+        self.to(dtype)
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.W_E.dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self.W_E.device
+
+    def encode(self, words: Sequence[str]) -> torch.Tensor:
+        """Token ids ``[B, n]`` for words of one common length; unknown symbols are an error."""
+        if not words:
+            return torch.zeros(0, 0, dtype=torch.long, device=self.device)
+        n = len(words[0])
+        if any(len(w) != n for w in words):
+            raise HardsoftError("encode() needs words of one length; use run_words() for mixed")
+        ids = np.empty((len(words), n), dtype=np.int64)
+        for b, w in enumerate(words):
+            for i, a in enumerate(w):
+                try:
+                    ids[b, i] = self.symbol_index[a]
+                except KeyError:
+                    raise HardsoftError(
+                        f"symbol {a!r} at position {i + 1} is not in the model's alphabet "
+                        f"{''.join(self.spec.alphabet)!r}"
+                    ) from None
+        return torch.from_numpy(ids).to(self.device)
+
+    def embed(self, tokens: torch.Tensor, trace: dict | None = None) -> torch.Tensor:
+        n = tokens.shape[1]
+        tok = self.W_E[tokens]
+        pos = feature_matrix(self.spec.position_features, n, self.dtype, self.device) @ self.W_pos
+        if trace is not None:
+            trace["embed.tokens"], trace["embed.positions"] = tok, pos.expand_as(tok)
+        return tok + pos
+
+    def forward(
+        self, tokens: torch.Tensor, *, trace: bool = False, chunk_size: int | None = None
+    ) -> ModelOutput:
+        """Run on token ids ``[B, n]`` (n >= 1). ``chunk_size`` streams attention in blocks
+        (memory O(chunk^2 + n·d) per layer); ``trace`` records every activation."""
+        if tokens.dim() != 2 or tokens.shape[1] < 1:
+            raise HardsoftError("the model needs a batch of inputs of length >= 1")
+        tr: dict[str, torch.Tensor] | None = {} if trace else None
+        x = self.embed(tokens, tr)
+        if tr is not None:
+            tr["resid.0"] = x
+        for ell, block in enumerate(self.blocks):
+            x = block(x, chunk_size=chunk_size, trace=tr, prefix=f"blocks.{ell}")
+            if tr is not None:
+                tr[f"resid.{ell + 1}"] = x
+        if self.spec.layer_norm == "pre":
+            x = self.ln_final(x)
+        y = x @ self.W_U + self.b_U
+        if tr is not None:
+            tr["outputs"] = y
+        return ModelOutput(outputs=y, accept=y[:, -1, 0] > 0.5, trace=tr)
+
+    @torch.no_grad()
+    def run_words(
+        self, words: Sequence[str], *, chunk_size: int | None = None, batch_size: int = 64
+    ) -> list[np.ndarray]:
+        """Per-position outputs ``[n, d_out]`` (numpy) for each word, any mix of lengths.
+
+        Words are grouped by length (position features depend on n). The empty word has no
+        position to read, so it gets an empty ``[0, d_out]`` array.
+        """
+        results: list[np.ndarray | None] = [None] * len(words)
+        by_len: dict[int, list[int]] = {}
+        for idx, w in enumerate(words):
+            by_len.setdefault(len(w), []).append(idx)
+        for n, idxs in by_len.items():
+            if n == 0:
+                for idx in idxs:
+                    results[idx] = np.zeros((0, self.spec.d_out))
+                continue
+            for s in range(0, len(idxs), batch_size):
+                part = idxs[s : s + batch_size]
+                out = self(self.encode([words[i] for i in part]), chunk_size=chunk_size).outputs
+                arr = out.detach().cpu().numpy()
+                for row, idx in enumerate(part):
+                    results[idx] = arr[row]
+        return [r for r in results if r is not None]
+
+    def parameter_count(self) -> int:
+        return sum(p.numel() for p in self.parameters())
