@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "model_cmds",
     "language_cmds",
     "logic_cmds",
+    "compile_cmds",
     "check_cmd",
     "program_cmds",
     "limits_cmds",
