@@ -1,0 +1,238 @@
+"""Craft: transformers written over *named* residual coordinates (Tracr's "craft" stage).
+
+Compilers describe each layer as heads and neurons over names such as ``"tok:a"``,
+``"pos:i/n"`` or ``"phi:3"``; :func:`assemble` turns that description into the weights of a
+:class:`~hardsoft.model.Transformer`. Conventions:
+
+* ``tok:<symbol>`` holds the one-hot of the input symbol, ``pos:<feature>`` the raw value of a
+  scalar position feature (``pos:<feature>:<k>`` for coordinate k of a vector feature).
+* a head's ``query``/``key`` are lists of linear forms (one per head dimension), so the score
+  is ``Σ_d query[d](x_i) · key[d](x_j)``; ``output`` maps a target name to the linear form of
+  the *key-side* residual whose attention-weighted average is added to that target.
+* a :class:`Neuron` adds ``weight · ReLU(inputs(x) + bias)`` to each of its output names.
+
+The residual is additive, so a target coordinate must be 0 before a gadget writes to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import torch
+
+from hardsoft.errors import HardsoftError
+from hardsoft.model.features import parse_feature
+from hardsoft.model.spec import HeadSpec, LayerSpec, ModelSpec
+from hardsoft.model.transformer import Transformer
+
+LinearForm = dict[str, float]
+
+
+class Residual:
+    """An ordered set of named residual coordinates."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def add(self, name: str) -> str:
+        if name in self._index:
+            raise ValueError(f"residual coordinate {name!r} allocated twice")
+        self._index[name] = len(self.names)
+        self.names.append(name)
+        return name
+
+    def ensure(self, name: str) -> str:
+        return name if name in self._index else self.add(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._index
+
+    def __getitem__(self, name: str) -> int:
+        try:
+            return self._index[name]
+        except KeyError:
+            raise KeyError(f"no residual coordinate named {name!r}") from None
+
+    @property
+    def dim(self) -> int:
+        return len(self.names)
+
+
+@dataclass
+class AttentionHead:
+    """One head over named coordinates (see the module docstring)."""
+
+    weighting: str
+    mask: str
+    query: list[LinearForm]
+    key: list[LinearForm]
+    output: dict[str, LinearForm]
+    tau: str | None = None
+
+
+@dataclass
+class Neuron:
+    """``weight · ReLU(inputs·x + bias)`` added to every ``outputs`` name."""
+
+    inputs: LinearForm
+    bias: float
+    outputs: dict[str, float]
+
+
+@dataclass
+class CraftLayer:
+    heads: list[AttentionHead] = field(default_factory=list)
+    neurons: list[Neuron] = field(default_factory=list)
+    output_bias: LinearForm = field(default_factory=dict)
+
+
+def token_name(symbol: str) -> str:
+    return f"tok:{symbol}"
+
+
+def feature_names(feature: str) -> list[str]:
+    """Residual names of a position feature's coordinates."""
+    f = parse_feature(feature)
+    return [f"pos:{f.name}"] if f.dim == 1 else [f"pos:{f.name}:{k}" for k in range(f.dim)]
+
+
+def standard_residual(alphabet: Iterable[str], features: Iterable[str]) -> Residual:
+    """A residual with ``tok:<a>`` for every symbol and ``pos:<f>`` for every feature."""
+    res = Residual()
+    for a in alphabet:
+        res.add(token_name(a))
+    for f in features:
+        for name in feature_names(f):
+            res.add(name)
+    return res
+
+
+def _fill_form(weight: torch.Tensor, col: int, form: LinearForm, res: Residual) -> None:
+    for name, coef in form.items():
+        weight[res[name], col] += coef
+
+
+def assemble(
+    *,
+    alphabet: Iterable[str],
+    position_features: Iterable[str],
+    residual: Residual,
+    layers: list[CraftLayer],
+    outputs: list[str],
+    name: str = "",
+    meta: dict | None = None,
+    dtype: torch.dtype = torch.float64,
+) -> Transformer:
+    """Build the Transformer whose weights realise ``layers``; ``outputs`` name the residual
+    coordinates read by ``W_U`` (output 0 is the acceptance coordinate)."""
+    alphabet = tuple(alphabet)
+    features = tuple(position_features)
+    spec_layers = []
+    for layer in layers:
+        heads = tuple(
+            HeadSpec(
+                weighting=h.weighting,
+                mask=h.mask,
+                tau=h.tau,
+                d_head=len(h.query),
+                d_value=len(h.output),
+            )
+            for h in layer.heads
+        )
+        for h in layer.heads:
+            if len(h.query) != len(h.key):
+                raise HardsoftError("craft head: query and key need the same number of forms")
+        spec_layers.append(LayerSpec(heads=heads, d_ff=len(layer.neurons)))
+    spec = ModelSpec(
+        alphabet=alphabet,
+        d_model=residual.dim,
+        layers=tuple(spec_layers),
+        position_features=features,
+        d_out=len(outputs),
+        name=name,
+    )
+    model = Transformer(spec, dtype=torch.float64)
+    with torch.no_grad():
+        for a_idx, a in enumerate(alphabet):
+            if token_name(a) in residual:
+                model.W_E[a_idx, residual[token_name(a)]] = 1.0
+        row = 0
+        for f in features:
+            for nm in feature_names(f):
+                if nm in residual:
+                    model.W_pos[row, residual[nm]] = 1.0
+                row += 1
+        for block, layer in zip(model.blocks, layers):
+            for head, h in zip(block.heads, layer.heads):
+                for d, (qf, kf) in enumerate(zip(h.query, h.key)):
+                    _fill_form(head.W_Q, d, qf, residual)
+                    _fill_form(head.W_K, d, kf, residual)
+                for m, (target, vf) in enumerate(h.output.items()):
+                    _fill_form(head.W_V, m, vf, residual)
+                    head.W_O[m, residual[target]] = 1.0
+            for u, neuron in enumerate(layer.neurons):
+                _fill_form(block.W_in, u, neuron.inputs, residual)
+                block.b_in[u] = neuron.bias
+                for target, w in neuron.outputs.items():
+                    block.W_out[u, residual[target]] += w
+            for target, b in layer.output_bias.items():
+                block.b_out[residual[target]] += b
+        for k, out in enumerate(outputs):
+            model.W_U[residual[out], k] = 1.0
+    model.meta = dict(meta or {})
+    model.meta.setdefault("residual", list(residual.names))
+    return model.to(dtype)
+
+
+# ---- feed-forward gadgets on exact Booleans / integers ------------------------------------
+
+
+def round_bool(src: LinearForm | str, dst: str) -> list[Neuron]:
+    """``dst += round(x)`` with ``round(x) = ReLU(3x − 1) − ReLU(3x − 2)``: maps an approximate
+    Boolean (x in [0, 1/3] or [2/3, 1]) to exactly 0 or 1 (MATH.md §2)."""
+    form = {src: 1.0} if isinstance(src, str) else src
+    three = {k: 3.0 * v for k, v in form.items()}
+    return [Neuron(three, -1.0, {dst: 1.0}), Neuron(three, -2.0, {dst: -1.0})]
+
+
+def step_at(form: LinearForm, threshold: float, dst: str, width: float = 1.0) -> list[Neuron]:
+    """``dst += [form >= threshold]`` for values that avoid ``(threshold − width, threshold)``:
+    ``ReLU(x − t + w)/w − ReLU(x − t)/w``."""
+    return [
+        Neuron(dict(form), -threshold + width, {dst: 1.0 / width}),
+        Neuron(dict(form), -threshold, {dst: -1.0 / width}),
+    ]
+
+
+def bool_and(a: str, b: str, dst: str) -> list[Neuron]:
+    """``dst += a ∧ b = ReLU(a + b − 1)`` on exact Booleans."""
+    return [Neuron({a: 1.0, b: 1.0}, -1.0, {dst: 1.0})]
+
+
+def bool_not(a: str, dst: str) -> list[Neuron]:
+    """``dst += ¬a = ReLU(1 − a)`` on exact Booleans."""
+    return [Neuron({a: -1.0}, 1.0, {dst: 1.0})]
+
+
+def bool_or(a: str, b: str, dst: str) -> list[Neuron]:
+    """``dst += a ∨ b = ReLU(a) + ReLU(b) − ReLU(a + b − 1)`` on exact Booleans."""
+    return [
+        Neuron({a: 1.0}, 0.0, {dst: 1.0}),
+        Neuron({b: 1.0}, 0.0, {dst: 1.0}),
+        Neuron({a: 1.0, b: 1.0}, -1.0, {dst: -1.0}),
+    ]
+
+
+def copy_nonneg(src: LinearForm | str, dst: str, weight: float = 1.0) -> list[Neuron]:
+    """``dst += weight · x`` for a non-negative value x (one ReLU)."""
+    form = {src: 1.0} if isinstance(src, str) else src
+    return [Neuron(dict(form), 0.0, {dst: weight})]
+
+
+def copy_signed(src: LinearForm | str, dst: str, weight: float = 1.0) -> list[Neuron]:
+    """``dst += weight · x`` for any real x (two ReLUs)."""
+    form = {src: 1.0} if isinstance(src, str) else src
+    neg = {k: -v for k, v in form.items()}
+    return [Neuron(dict(form), 0.0, {dst: weight}), Neuron(neg, 0.0, {dst: -weight})]
