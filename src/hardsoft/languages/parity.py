@@ -1,0 +1,55 @@
+"""PARITY over {0, 1}, in both conventions.
+
+- ``parity-even``: words with an even number of 1s (Hahn 2020's PARITY; the empty word is in).
+- ``parity-odd``: words with an odd number of 1s (MATH.md §3 / Yang et al.'s convention).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hardsoft.languages.base import Language, _as_rng, check_length
+
+
+class Parity(Language):
+    """Words over ``01`` whose number of 1s is even (``odd=False``) or odd (``odd=True``)."""
+
+    alphabet = ("0", "1")
+
+    def __init__(self, odd: bool) -> None:
+        self.odd = odd
+        self.name = "parity-odd" if odd else "parity-even"
+        self.description = (
+            "odd number of 1s (MATH.md §3 convention)"
+            if odd
+            else "even number of 1s (Hahn's PARITY; the empty word is in)"
+        )
+
+    def _member(self, word: str) -> bool:
+        return (word.count("1") % 2 == 1) == self.odd
+
+    def members(self, words: list[str]) -> np.ndarray:
+        for w in words:
+            self.validate(w)
+        return np.array([(w.count("1") % 2 == 1) == self.odd for w in words], dtype=bool)
+
+    def prefix_reference(self, word: str) -> np.ndarray:
+        codes = self.encode(word)
+        odd_so_far = np.cumsum(codes) % 2 == 1
+        return (odd_so_far == self.odd).astype(np.int64)
+
+    def has_members(self, n: int) -> bool:
+        return n > 0 or not self.odd
+
+    def has_nonmembers(self, n: int) -> bool:
+        return n > 0 or self.odd
+
+    def sample_positive(self, n: int, count: int, rng=None) -> list[str]:
+        """Exactly uniform over members: n-1 free bits, the last one fixes the parity."""
+        check_length(n, count)
+        rng = _as_rng(rng)
+        if n == 0:
+            return super().sample_positive(n, count, rng)
+        bits = rng.integers(0, 2, size=(count, n))
+        bits[:, -1] = (bits[:, :-1].sum(axis=1) + int(self.odd)) % 2
+        return ["".join("01"[b] for b in row) for row in bits]
