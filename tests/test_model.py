@@ -199,7 +199,7 @@ def test_layer_norm_options(layer_norm: str) -> None:
         x = out.trace["resid.2"]
         ln = model.blocks[1].ln2
         assert torch.allclose(ln.weight, torch.ones_like(ln.weight))
-        want = torch.full_like(x.mean(-1), float(ln.bias.mean()))
+        want = torch.full_like(x.mean(-1), float(ln.bias.detach().mean()))
         torch.testing.assert_close(x.mean(-1), want, atol=1e-12, rtol=0)
     spec = ModelSpec(
         alphabet=("0",), d_model=3, layer_norm="post", ln_eps=0.0, layers=(LayerSpec(d_ff=2),)

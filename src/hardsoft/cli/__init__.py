@@ -47,21 +47,18 @@ _load_commands()
 
 
 def main() -> None:
-    """Entry point: run the app, turning :class:`HardsoftError` into ``error: ...`` and exit 2."""
+    """Entry point: run the app; user errors become one line ``error: ...`` and exit code 2."""
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)
     except HardsoftError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        print("error: aborted", file=sys.stderr)
-        sys.exit(1)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.ClickException):
+    except (typer.Exit, typer.Abort) as exc:
+        sys.exit(getattr(exc, "exit_code", 1))
+    except Exception as exc:
+        # click's usage errors (bad option, missing argument): one line, exit code 2
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             print(f"error: {exc.format_message()}", file=sys.stderr)
             sys.exit(exc.exit_code or 2)
         raise
+    sys.exit(rc if isinstance(rc, int) else 0)

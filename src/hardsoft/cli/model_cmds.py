@@ -1,0 +1,106 @@
+"""``hardsoft run`` and ``hardsoft random-model``: run a saved model, make a seeded random one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+import typer
+
+from hardsoft.cli import app
+from hardsoft.cli.common import console, print_json
+from hardsoft.errors import HardsoftError
+from hardsoft.model import MASKS, WEIGHTINGS, load_model, random_model, save_model
+
+
+def read_inputs(inputs: list[str] | None, input_file: Path | None) -> list[str]:
+    """Inputs from ``--input`` options and/or a file with one input per line."""
+    words = list(inputs or [])
+    if input_file is not None:
+        try:
+            text = input_file.read_text()
+        except OSError as exc:
+            raise HardsoftError(
+                f"cannot read input file {str(input_file)!r}: {exc.strerror}"
+            ) from None
+        words += [line.strip() for line in text.splitlines() if line.strip()]
+    if not words:
+        raise HardsoftError("no input: give --input STR or --input-file FILE")
+    return words
+
+
+@app.command("run")
+def run_cmd(
+    model_path: Path = typer.Argument(..., metavar="MODEL", help="A .safetensors model file."),
+    inputs: list[str] = typer.Option(None, "--input", "-i", help="An input string (repeatable)."),
+    input_file: Path = typer.Option(None, "--input-file", help="A file with one input per line."),
+    chunk_size: int = typer.Option(None, "--chunk-size", help="Stream attention in blocks."),
+    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Run MODEL on each input: the per-position outputs (coordinate 0) and acceptance."""
+    words = read_inputs(inputs, input_file)
+    model = load_model(model_path, device=device)
+    outputs = model.run_words(words, chunk_size=chunk_size)
+    results = []
+    for w, out in zip(words, outputs):
+        values = [float(v) for v in out[:, 0]]
+        results.append({"input": w, "outputs": values, "accept": bool(values and values[-1] > 0.5)})
+    if as_json:
+        print_json({"results": results})
+        return
+    for r in results:
+        shown = " ".join(f"{v:g}" for v in r["outputs"])
+        console.print(f"{r['input']!r}: accept={r['accept']}  outputs=[{shown}]")
+
+
+@app.command("random-model")
+def random_model_cmd(
+    out: Path = typer.Option(..., "-o", "--out", help="Where to write the .safetensors file."),
+    weighting: str = typer.Option("softmax", help=f"One of {', '.join(WEIGHTINGS)}."),
+    mask: str = typer.Option("none", help=f"One of {', '.join(MASKS)}."),
+    layers: int = typer.Option(2, min=0),
+    heads: int = typer.Option(2, min=0),
+    d_model: int = typer.Option(16, "--d-model", min=1),
+    d_ff: int = typer.Option(None, "--d-ff", min=0, help="Default 2*d_model."),
+    alphabet: str = typer.Option("01", help="The symbols, as one string."),
+    tau: str = typer.Option(None, help="Softmax temperature as an expression in n."),
+    features: str = typer.Option(
+        "1,i/n,(-1)^i,[i=1],[i=n]", help="Comma-separated position features."
+    ),
+    layer_norm: str = typer.Option("none", "--layer-norm", help="none, pre or post."),
+    weight_scale: float = typer.Option(1.0, "--weight-scale"),
+    seed: int = typer.Option(0),
+    float64: bool = typer.Option(True, "--float64/--float32"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Write a seeded random model (for tests and for the limits engines)."""
+    if not alphabet:
+        raise HardsoftError("the alphabet is empty")
+    model = random_model(
+        alphabet=tuple(alphabet),
+        layers=layers,
+        heads=heads,
+        d_model=d_model,
+        d_ff=d_ff,
+        weighting=weighting,
+        mask=mask,
+        tau=tau,
+        position_features=tuple(f.strip() for f in features.split(",") if f.strip()),
+        layer_norm=layer_norm,
+        weight_scale=weight_scale,
+        seed=seed,
+        dtype=torch.float64 if float64 else torch.float32,
+    )
+    save_model(model, out)
+    info = {
+        "path": str(out),
+        "name": model.spec.name,
+        "parameters": model.parameter_count(),
+        "bounded_positions": model.spec.bounded_positions,
+        "spec": model.spec.to_dict(),
+    }
+    if as_json:
+        print_json(info)
+    else:
+        console.print(f"wrote {out} ({info['name']}, {info['parameters']} parameters)")

@@ -1,0 +1,145 @@
+"""``hardsoft reproduce``: run every registered experiment, store records, build the report.
+
+Experiments whose stored record is current are skipped (resumable). A failing experiment is
+recorded in the run's summary but never overwrites a stored good result; the report is rebuilt
+from the store at the end, so it always shows the latest good record of every experiment.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import subprocess
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from hardsoft import __version__
+from hardsoft.errors import HardsoftError
+from hardsoft.experiments import Context, Experiment, all_experiments
+from hardsoft.report import ResultStore, write_report
+
+
+def git_commit() -> str | None:
+    """The commit of the source tree hardsoft runs from, if it is a git checkout."""
+    try:
+        res = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return res.stdout.strip() or None if res.returncode == 0 else None
+
+
+def select(names: list[str] | None) -> list[Experiment]:
+    exps = all_experiments()
+    if not names:
+        return exps
+    known = {e.name: e for e in exps}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise HardsoftError(f"unknown experiment {unknown[0]!r} (known: {', '.join(known)})")
+    return [known[n] for n in names]
+
+
+def run_experiment(exp: Experiment, ctx: Context, mode: str) -> dict[str, Any]:
+    """Run one experiment and return its full record (raises what the experiment raises)."""
+    torch.manual_seed(ctx.seed)
+    start = time.perf_counter()
+    result = exp.run(ctx)
+    duration = time.perf_counter() - start
+    return {
+        "name": exp.name,
+        "title": exp.title,
+        "seed_ref": exp.seed_ref,
+        "version": exp.version,
+        "mode": mode,
+        "status": "ok",
+        "config": {"quick": ctx.quick, "seed": ctx.seed, "device": ctx.device},
+        "package_version": __version__,
+        "git_commit": git_commit(),
+        "python_version": platform.python_version(),
+        "torch_version": torch.__version__,
+        "machine": f"{platform.machine()} {platform.node()}",
+        "device": ctx.device,
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "duration_s": duration,
+        "metrics": result.metrics,
+        "figures": list(result.figures),
+        "tables": [t.to_dict() for t in result.tables],
+        "summary": result.summary,
+    }
+
+
+def reproduce(
+    out: Path,
+    *,
+    quick: bool = True,
+    only: list[str] | None = None,
+    force: bool = False,
+    seed: int = 0,
+    device: str = "cpu",
+    show_progress: bool = True,
+) -> dict[str, Any]:
+    """Run the experiments into ``out`` and rebuild ``out/index.html`` and ``out/report.md``."""
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise HardsoftError("--device cuda was requested but no CUDA device is available")
+    mode = "quick" if quick else "full"
+    out = Path(out)
+    exps = select(only)
+    store = ResultStore(out / "results.sqlite")
+    ctx = Context(quick=quick, figures_dir=out / "figures", seed=seed, device=device)
+    ran, skipped, failed = [], [], []
+    try:
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            disable=not show_progress,
+            transient=False,
+        ) as progress:
+            task = progress.add_task("reproduce", total=len(exps))
+            for exp in exps:
+                progress.update(task, description=f"{exp.name}")
+                if not force and store.is_current(exp.name, mode, exp.version, __version__):
+                    skipped.append(exp.name)
+                    progress.advance(task)
+                    continue
+                try:
+                    record = run_experiment(exp, ctx, mode)
+                    store.put(record)
+                    ran.append({"name": exp.name, "duration_s": record["duration_s"]})
+                except Exception as exc:  # one broken experiment must not lose the others
+                    failed.append(
+                        {
+                            "name": exp.name,
+                            "error": f"{type(exc).__name__}: {exc}",
+                            "traceback": traceback.format_exc(limit=6),
+                        }
+                    )
+                progress.advance(task)
+        names = {e.name: e.order for e in all_experiments()}
+        records = sorted(
+            (r for r in store.all(mode) if r["name"] in names), key=lambda r: names[r["name"]]
+        )
+        write_report(out, records, title=f"hardsoft report ({mode})")
+    finally:
+        store.close()
+    return {
+        "out": str(out),
+        "mode": mode,
+        "ran": ran,
+        "skipped": skipped,
+        "failed": failed,
+        "report": str(out / "index.html"),
+        "store": str(out / "results.sqlite"),
+    }

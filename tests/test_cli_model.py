@@ -1,0 +1,84 @@
+"""CLI: run / random-model, the JSON shapes other tools rely on, and error paths."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from hardsoft.model import load_model
+
+HARDSOFT = [sys.executable, "-m", "hardsoft.cli"]
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    code = "from hardsoft.cli import main; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("m") / "m.safetensors"
+    res = cli("random-model", "-o", str(path), "--weighting", "rightmost", "--seed", "3", "--json")
+    assert res.returncode == 0, res.stderr
+    info = json.loads(res.stdout)
+    assert info["spec"]["layers"][0]["heads"][0]["weighting"] == "rightmost"
+    return path
+
+
+def test_run_json_shape_matches_the_model(model_file: Path, tmp_path: Path) -> None:
+    inputs = tmp_path / "inputs.txt"
+    inputs.write_text("0110\n\n111\n")
+    res = cli("run", str(model_file), "--input", "01", "--input-file", str(inputs), "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert [r["input"] for r in out["results"]] == ["01", "0110", "111"]
+    model = load_model(model_file)
+    for r in out["results"]:
+        y = model(model.encode([r["input"]])).outputs[0, :, 0].detach()
+        assert r["outputs"] == pytest.approx(y.tolist(), abs=1e-12)
+        assert r["accept"] == bool(y[-1] > 0.5)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "{model}", "--input", "01x"], "symbol 'x' at position 3"),
+        (["run", "{tmp}/missing.safetensors", "--input", "0"], "no such file"),
+        (["run", "{model}"], "no input"),
+        (["run", "{model}", "--input-file", "{tmp}/nope.txt"], "cannot read input file"),
+        (["run", "{model}", "--bogus"], "No such option"),
+        (["random-model", "-o", "{tmp}/x.safetensors", "--weighting", "max"], "unknown weighting"),
+        (["random-model", "-o", "{tmp}/x.safetensors", "--alphabet", ""], "alphabet is empty"),
+        (["random-model", "-o", "{tmp}/x.safetensors", "--features", "i^7"], "unknown position"),
+        (["random-model", "-o", "{tmp}/x.safetensors", "--tau", "x+1"], "bad temperature"),
+    ],
+)
+def test_errors_are_one_line_and_nonzero(model_file, tmp_path, args, message) -> None:
+    args = [a.format(model=model_file, tmp=tmp_path) for a in args]
+    res = cli(*args)
+    assert res.returncode != 0
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_failed_save_keeps_existing_file(model_file: Path, tmp_path: Path) -> None:
+    target = tmp_path / "keep.safetensors"
+    target.write_bytes(model_file.read_bytes())
+    res = cli("random-model", "-o", str(target), "--mask", "sideways")
+    assert res.returncode == 2
+    assert target.read_bytes() == model_file.read_bytes()
+    assert load_model(target).spec.layers[0].heads[0].weighting == "rightmost"
+
+
+def test_random_model_float32_option(tmp_path: Path) -> None:
+    path = tmp_path / "f32.safetensors"
+    assert cli("random-model", "-o", str(path), "--float32").returncode == 0
+    assert load_model(path).dtype == torch.float32
