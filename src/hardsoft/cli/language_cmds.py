@@ -1,0 +1,179 @@
+"""``hardsoft language list|sample|member``: the formal languages, tasks and Hahn's processes."""
+
+from __future__ import annotations
+
+import numpy as np
+import typer
+
+from hardsoft.cli import app
+from hardsoft.cli.common import console, print_json
+from hardsoft.errors import HardsoftError
+from hardsoft.languages import get_language, language_names
+from hardsoft.languages.distributions import (
+    PROCESS_NAMES,
+    DyckProcess,
+    ParityProcess,
+    get_process,
+)
+
+language_app = typer.Typer(
+    help="Formal languages, per-position tasks and Hahn's §6 processes.",
+    no_args_is_help=True,
+)
+app.add_typer(language_app, name="language")
+
+_PROCESS_INFO = {
+    "parity-process": (ParityProcess.alphabet, "Hahn's PARITY automaton (needs --p, 0<p<1)"),
+    "dyck2-process": (DyckProcess.alphabet, "Hahn's 2DYCK PCFG (needs --p, 0<p<1/2)"),
+}
+
+
+def _is_process(name: str) -> bool:
+    return name.strip().lower() in (*PROCESS_NAMES, "dyck-process")
+
+
+@language_app.command("list")
+def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+    """List the languages, tasks and processes (dyck<k> and khop<k> take any k >= 1)."""
+    rows = []
+    for name in language_names():
+        lang = get_language(name)
+        rows.append(
+            {
+                "name": name,
+                "kind": lang.kind,
+                "alphabet": "".join(lang.alphabet),
+                "description": lang.description,
+            }
+        )
+    for name, (alphabet, desc) in _PROCESS_INFO.items():
+        rows.append(
+            {"name": name, "kind": "process", "alphabet": "".join(alphabet), "description": desc}
+        )
+    if as_json:
+        print_json({"languages": rows})
+        return
+    for r in rows:
+        console.print(
+            f"{r['name']:<15} {r['kind']:<9} {r['alphabet']:<7} {r['description']}",
+            soft_wrap=True,
+            markup=False,
+        )
+
+
+@language_app.command("sample")
+def sample_cmd(
+    name: str = typer.Argument(..., metavar="NAME", help="A language, task or process name."),
+    n: int = typer.Option(..., "--n", help="String length (prefix length for a process)."),
+    count: int = typer.Option(10, "--count", help="How many strings."),
+    p: float = typer.Option(None, "--p", help="Process parameter (processes only)."),
+    balanced: bool = typer.Option(
+        False, "--balanced", help="Half members, half near-miss non-members (languages only)."
+    ),
+    uniform_negatives: bool = typer.Option(
+        False, "--uniform-negatives", help="With --balanced: uniform non-members, not near misses."
+    ),
+    min_length: int = typer.Option(
+        None,
+        "--min-length",
+        help="Process: condition on |X| >= this (default n; n+1 = strictly longer than n).",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Sample strings of length N: uniform (default), balanced (--balanced), or from a process.
+
+    For a process (parity-process, dyck2-process) the strings are exact draws of the first N
+    symbols of a string X conditioned on |X| >= N (or --min-length)."""
+    if n < 0:
+        raise HardsoftError(f"--n must be >= 0, got {n}")
+    if count < 0:
+        raise HardsoftError(f"--count must be >= 0, got {count}")
+    rng = np.random.default_rng(seed)
+    if _is_process(name):
+        if p is None:
+            raise HardsoftError(f"{name} needs --p")
+        if balanced:
+            raise HardsoftError(f"{name} is a process: --balanced does not apply")
+        proc = get_process(name, p)
+        words = proc.sample_prefixes(n, count, rng, min_length=min_length)
+        m = n if min_length is None else min_length
+        logs = [proc.log_prefix_probability(w, m) for w in words] if n <= 2000 else None
+        payload = {
+            "name": proc.name,
+            "kind": "process",
+            "p": proc.p,
+            "n": n,
+            "min_length": m,
+            "seed": seed,
+            "words": words,
+        }
+        if logs is not None:
+            payload["log_probs"] = logs
+        if as_json:
+            print_json(payload)
+        else:
+            for i, w in enumerate(words):
+                extra = f"\tlogP={logs[i]:.4f}" if logs is not None else ""
+                console.print(f"{w}{extra}", markup=False, highlight=False)
+        return
+    if p is not None:
+        raise HardsoftError(f"--p applies to processes only ({', '.join(PROCESS_NAMES)})")
+    lang = get_language(name)
+    if lang.kind == "task":
+        if balanced:
+            raise HardsoftError(f"{lang.name} is a task with per-position outputs: no --balanced")
+        words = lang.sample_uniform(n, count, rng)
+        targets = [lang.prefix_reference(w).tolist() for w in words]
+        if as_json:
+            print_json(
+                {
+                    "name": lang.name,
+                    "kind": "task",
+                    "n": n,
+                    "seed": seed,
+                    "words": words,
+                    "targets": targets,
+                }
+            )
+        else:
+            for w, t in zip(words, targets):
+                console.print(f"{w}\t{t}", markup=False, highlight=False)
+        return
+    if balanced:
+        words, labels = lang.sample_balanced(n, count, rng, hard=not uniform_negatives)
+    else:
+        words = lang.sample_uniform(n, count, rng)
+        labels = lang.members(words)
+    if as_json:
+        print_json(
+            {
+                "name": lang.name,
+                "kind": "language",
+                "n": n,
+                "seed": seed,
+                "balanced": balanced,
+                "words": words,
+                "labels": [bool(x) for x in labels],
+            }
+        )
+    else:
+        for w, lab in zip(words, labels):
+            console.print(f"{w}\t{int(lab)}", markup=False, highlight=False)
+
+
+@language_app.command("member")
+def member_cmd(
+    name: str = typer.Argument(..., metavar="NAME", help="A language name."),
+    word: str = typer.Option(..., "--input", "-i", help="The string to test (may be empty)."),
+    as_json: bool = typer.Option(False, "--json", help='Print {"member": bool}.'),
+) -> None:
+    """Is the --input string in language NAME? (JSON: exactly {"member": bool}.)"""
+    if _is_process(name):
+        raise HardsoftError(f"{name} is a process, not a language: use e.g. parity-even or dyck2")
+    lang = get_language(name)
+    result = lang.member(word)
+    if as_json:
+        print_json({"member": bool(result)})
+    else:
+        console.print("member" if result else "not a member")
