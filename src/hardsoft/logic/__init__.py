@@ -4,7 +4,8 @@ example formulas (:mod:`.library`) and a random formula generator (:mod:`.random
 
 from __future__ import annotations
 
+from hardsoft.logic.parser import parse, parse_term
 from hardsoft.logic.syntax import *  # noqa: F403
 from hardsoft.logic.syntax import __all__ as _syntax_all
 
-__all__ = list(_syntax_all)
+__all__ = [*_syntax_all, "parse", "parse_term"]
