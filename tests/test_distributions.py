@@ -236,3 +236,18 @@ def test_sample_words_are_complete_strings() -> None:
     assert abs(np.mean(lengths) - 2 * 0.3 / 0.4) < 4 * np.std(lengths) / math.sqrt(200)
     parity = ParityProcess(0.3).sample_words(200, np.random.default_rng(1))
     assert get_language("parity-even").members(parity).all()
+
+
+def test_closing_unbalanced_probability_matches_enumeration() -> None:
+    proc = DyckProcess(0.35)
+    ns = list(range(8))
+    got = proc.closing_unbalanced_probability(ns)
+    for i, n in enumerate(ns):
+        probs = conditioned(n, n, "()[]", dyck_next, proc.p)
+        expected = sum(
+            q
+            for x, q in probs.items()
+            if x and x[-1] in ")]" and x.count("(") + x.count("[") > x.count(")") + x.count("]")
+        )
+        assert got[i] == pytest.approx(expected, abs=1e-14)
+    assert proc.hahn_gap_bound([5])[0] == pytest.approx(got[5] * 0.65 * math.log(2))

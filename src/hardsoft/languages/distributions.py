@@ -458,6 +458,26 @@ class DyckProcess(HahnProcess):
     def _sampler(self, count: int, n: int, rng: np.random.Generator):
         return _DyckSampler(self, count, n, rng)
 
+    def closing_unbalanced_probability(self, ns: Sequence[int]) -> np.ndarray:
+        """``P0(n) = P(h_n > 0 and x_n is a closing bracket | |X| >= n)``: the event in Hahn's
+        proof of Theorem 6 (footnote 4), after which the closing type is fully determined."""
+        out = []
+        for n in ns:
+            n = int(n)
+            if n == 0:
+                out.append(0.0)
+                continue
+            pi = self._forward_pass([n - 1])[0][n - 1]
+            nxt = self._forward(np.append(pi, 0.0))
+            closes_to_positive = (1.0 - self.p) * pi[2:].sum()  # from h + 1 >= 2 down to h >= 1
+            out.append(float(closes_to_positive / nxt.sum()))
+        return np.array(out)
+
+    def hahn_gap_bound(self, ns: Sequence[int]) -> np.ndarray:
+        """Hahn's asymptotic lower bound on a soft-attention transformer's excess cross-entropy
+        over the optimum at prefix length ``n``: ``P0(n) (1 - p) ln 2`` (Theorem 6 proof)."""
+        return self.closing_unbalanced_probability(ns) * (1.0 - self.p) * math.log(2.0)
+
 
 class _DyckSampler:
     def __init__(self, proc: DyckProcess, count: int, n: int, rng: np.random.Generator):
