@@ -1,0 +1,247 @@
+"""The evaluator: the value of every formula and term at every position of a batch of words.
+
+This is the project's ground truth for the logic (compiled transformers are judged against it),
+so it is plain code straight from the definitions in MATH.md §3, vectorised with numpy over a
+batch of equal-length words. Positions are 1-based in the logic and 0-based in the arrays:
+column ``k`` of a result is position ``i = k + 1``.
+
+The empty word has no last position, so :func:`accepts` rejects it for every formula (the
+language of a formula is a set of non-empty words); :func:`evaluate` on empty words returns
+arrays with zero columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from hardsoft.errors import HardsoftError
+from hardsoft.logic.syntax import (
+    Add,
+    And,
+    Compare,
+    Const,
+    CountFuture,
+    CountPast,
+    First,
+    Formula,
+    Future,
+    Implies,
+    IntConst,
+    Last,
+    Length,
+    Mod,
+    Next,
+    Node,
+    Not,
+    Or,
+    Past,
+    Position,
+    Prev,
+    Scale,
+    Since,
+    Somewhere,
+    Sub,
+    Sym,
+    Term,
+    Until,
+    subnodes,
+)
+
+__all__ = [
+    "as_symbol_array",
+    "evaluate",
+    "evaluate_term",
+    "evaluate_all",
+    "values",
+    "accepts",
+    "accepts_batch",
+]
+
+
+def as_symbol_array(
+    words: Sequence[str] | np.ndarray, alphabet: Iterable[str] | None = None
+) -> np.ndarray:
+    """Turn a batch of words into a ``[B, n]`` array of one-character strings.
+
+    ``words`` is a sequence of equal-length strings, a ``[B, n]`` array of characters, or a
+    ``[B, n]`` integer array of token ids into ``alphabet`` (then required). With ``alphabet``,
+    string words must use only its symbols.
+    """
+    alpha = None if alphabet is None else list(alphabet)
+    if isinstance(words, str):
+        raise HardsoftError("expected a batch of words (a list of strings), got a single string")
+    if isinstance(words, np.ndarray) and words.dtype.kind in "iu":
+        if alpha is None:
+            raise HardsoftError("token-id words need an alphabet to name the symbols")
+        if words.ndim != 2:
+            raise HardsoftError(f"token ids must have shape [batch, length], got {words.shape}")
+        if words.size and (words.min() < 0 or words.max() >= len(alpha)):
+            raise HardsoftError(f"token ids must be in 0..{len(alpha) - 1}")
+        table = np.array(alpha if alpha else [""], dtype="<U1")
+        return table[words] if words.size else np.empty(words.shape, dtype="<U1")
+    if isinstance(words, np.ndarray) and words.dtype.kind == "U":
+        if words.ndim != 2:
+            raise HardsoftError(f"symbol arrays must have shape [batch, length], got {words.shape}")
+        array = words.astype("<U1")
+    else:
+        words = list(words)
+        lengths = {len(w) for w in words}
+        if len(lengths) > 1:
+            raise HardsoftError(f"words in a batch must have equal length, got {sorted(lengths)}")
+        n = lengths.pop() if lengths else 0
+        array = np.empty((len(words), n), dtype="<U1")
+        for b, word in enumerate(words):
+            if not isinstance(word, str):
+                raise HardsoftError(f"a word must be a string, got {word!r}")
+            array[b, :] = list(word)
+    if alpha is not None and array.size:
+        unknown = sorted(set(np.unique(array)) - set(alpha))
+        if unknown:
+            raise HardsoftError(
+                f"symbol {unknown[0]!r} of the input is not in the alphabet {''.join(alpha)!r}"
+            )
+    return array
+
+
+def _strict_last(mask: np.ndarray) -> np.ndarray:
+    """For each column k: the largest column j < k where ``mask`` holds, or -1."""
+    batch, n = mask.shape
+    idx = np.where(mask, np.arange(n)[None, :], -1)
+    inclusive = np.maximum.accumulate(idx, axis=1) if n else idx
+    out = np.full((batch, n), -1, dtype=np.int64)
+    out[:, 1:] = inclusive[:, :-1]
+    return out
+
+
+def _since(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a S b``: the nearest ``j < i`` with ``b`` is the best witness (a farther one spans a
+    longer stretch that must satisfy ``a``), so check ``a`` on the open interval after it."""
+    last_b = _strict_last(b)
+    last_not_a = _strict_last(~a)
+    return (last_b >= 0) & (last_not_a <= last_b)
+
+
+def _node_value(node: Node, memo: dict[Node, np.ndarray], sym: np.ndarray) -> np.ndarray:
+    batch, n = sym.shape
+    pos = np.broadcast_to(np.arange(1, n + 1, dtype=np.int64)[None, :], (batch, n))
+    if isinstance(node, Sym):
+        return sym == node.symbol
+    if isinstance(node, Const):
+        return np.full((batch, n), node.value, dtype=bool)
+    if isinstance(node, First):
+        return pos == 1
+    if isinstance(node, Last):
+        return pos == n
+    if isinstance(node, Not):
+        return ~memo[node.arg]
+    if isinstance(node, And):
+        return memo[node.left] & memo[node.right]
+    if isinstance(node, Or):
+        return memo[node.left] | memo[node.right]
+    if isinstance(node, Implies):
+        return ~memo[node.left] | memo[node.right]
+    if isinstance(node, Prev):
+        out = np.zeros((batch, n), dtype=bool)
+        out[:, 1:] = memo[node.arg][:, :-1]
+        return out
+    if isinstance(node, Next):
+        out = np.zeros((batch, n), dtype=bool)
+        out[:, :-1] = memo[node.arg][:, 1:]
+        return out
+    if isinstance(node, Since):
+        return _since(memo[node.left], memo[node.right])
+    if isinstance(node, Until):  # mirror image of Since
+        a, b = memo[node.left][:, ::-1], memo[node.right][:, ::-1]
+        return np.ascontiguousarray(_since(a, b)[:, ::-1])
+    if isinstance(node, Past):
+        return _strict_last(memo[node.arg]) >= 0
+    if isinstance(node, Future):
+        return np.ascontiguousarray((_strict_last(memo[node.arg][:, ::-1]) >= 0)[:, ::-1])
+    if isinstance(node, Somewhere):
+        return np.broadcast_to(memo[node.arg].any(axis=1, keepdims=True), (batch, n)).copy()
+    if isinstance(node, Compare):
+        left, right = memo[node.left], memo[node.right]
+        return {
+            "<": np.less,
+            "<=": np.less_equal,
+            "=": np.equal,
+            "!=": np.not_equal,
+            ">=": np.greater_equal,
+            ">": np.greater,
+        }[node.op](left, right)
+    if isinstance(node, Mod):
+        return np.mod(memo[node.term], node.modulus) == node.residue
+    if isinstance(node, CountPast):
+        return np.cumsum(memo[node.arg], axis=1, dtype=np.int64)
+    if isinstance(node, CountFuture):
+        rev = np.cumsum(memo[node.arg][:, ::-1], axis=1, dtype=np.int64)
+        return np.ascontiguousarray(rev[:, ::-1])
+    if isinstance(node, IntConst):
+        return np.full((batch, n), node.value, dtype=np.int64)
+    if isinstance(node, Position):
+        return pos.copy()
+    if isinstance(node, Length):
+        return np.full((batch, n), n, dtype=np.int64)
+    if isinstance(node, Add):
+        return memo[node.left] + memo[node.right]
+    if isinstance(node, Sub):
+        return memo[node.left] - memo[node.right]
+    if isinstance(node, Scale):
+        return node.factor * memo[node.arg]
+    raise TypeError(f"not a logic node: {node!r}")
+
+
+def evaluate_all(
+    node: Node, words: Sequence[str] | np.ndarray, alphabet: Iterable[str] | None = None
+) -> dict[Node, np.ndarray]:
+    """The value of every distinct subformula and subterm of ``node``: a dict from node to a
+    ``[B, n]`` array (bool for formulas, int64 for terms). Useful to check a compiled model's
+    intermediate coordinates."""
+    sym = as_symbol_array(words, alphabet)
+    memo: dict[Node, np.ndarray] = {}
+    for sub in subnodes(node):
+        memo[sub] = _node_value(sub, memo, sym)
+    return memo
+
+
+def evaluate(
+    formula: Formula, words: Sequence[str] | np.ndarray, alphabet: Iterable[str] | None = None
+) -> np.ndarray:
+    """The truth value of ``formula`` at every position: a bool array of shape ``[B, n]``."""
+    if not isinstance(formula, Formula):
+        raise HardsoftError(f"expected a formula, got {formula!r}")
+    return evaluate_all(formula, words, alphabet)[formula]
+
+
+def evaluate_term(
+    term: Term, words: Sequence[str] | np.ndarray, alphabet: Iterable[str] | None = None
+) -> np.ndarray:
+    """The value of a counting term at every position: an int64 array of shape ``[B, n]``."""
+    if not isinstance(term, Term):
+        raise HardsoftError(f"expected a term, got {term!r}")
+    return evaluate_all(term, words, alphabet)[term]
+
+
+def values(formula: Formula, word: str, alphabet: Iterable[str] | None = None) -> np.ndarray:
+    """The truth value of ``formula`` at each position of one word: a bool array ``[n]``."""
+    return evaluate(formula, [word], alphabet)[0]
+
+
+def accepts_batch(
+    formula: Formula, words: Sequence[str] | np.ndarray, alphabet: Iterable[str] | None = None
+) -> np.ndarray:
+    """Acceptance of each word of a batch: the value at the last position (empty words: False)."""
+    vals = evaluate(formula, words, alphabet)
+    if vals.shape[1] == 0:
+        return np.zeros(vals.shape[0], dtype=bool)
+    return vals[:, -1].copy()
+
+
+def accepts(formula: Formula, word: str, alphabet: Iterable[str] | None = None) -> bool:
+    """``word ∈ L(formula)``: the formula holds at the last position ``n``. The empty word has
+    no last position and is rejected by every formula."""
+    if not isinstance(word, str):
+        raise HardsoftError(f"a word must be a string, got {word!r}")
+    return bool(accepts_batch(formula, [word], alphabet)[0])
