@@ -251,3 +251,26 @@ def test_closing_unbalanced_probability_matches_enumeration() -> None:
         )
         assert got[i] == pytest.approx(expected, abs=1e-14)
     assert proc.hahn_gap_bound([5])[0] == pytest.approx(got[5] * 0.65 * math.log(2))
+
+
+def test_dyck_batched_matrix_agrees_with_walk_and_rejects_impossible() -> None:
+    proc = DyckProcess(0.3)
+    words = proc.sample_prefixes(40, 30, np.random.default_rng(9))
+    mat = proc.next_prob_matrix(words, include_empty=True)
+    for b, w in enumerate(words):
+        for t in range(41):
+            expected = dyck_next(w[:t], proc.p)
+            assert mat[b, t] == pytest.approx([expected[s] for s in SYMS["()[]"]], abs=1e-15)
+    with pytest.raises(HardsoftError, match="impossible"):
+        proc.next_prob_matrix(["(())", "([)]"])
+
+
+def test_experiment_quick_run(tmp_path) -> None:
+    from hardsoft.experiments import Context
+    from hardsoft.experiments.hahn_processes import run
+
+    result = run(Context(quick=True, figures_dir=tmp_path))
+    assert (tmp_path / result.figures[0]).stat().st_size > 10_000
+    assert result.metrics["mc_max_z"] < 4.5
+    rows = result.tables[0].rows
+    assert all(row[4] >= row[3] - 1e-12 for row in rows)  # unigram >= optimal

@@ -458,19 +458,56 @@ class DyckProcess(HahnProcess):
     def _sampler(self, count: int, n: int, rng: np.random.Generator):
         return _DyckSampler(self, count, n, rng)
 
+    def next_prob_matrix(self, words: Sequence[str], include_empty: bool = False) -> np.ndarray:
+        """Vectorised over the batch (one pass over positions with a stack per string)."""
+        if len(words) == 0:
+            return np.zeros((0, 0, 5))
+        n = len(words[0])
+        if any(len(w) != n for w in words):
+            raise HardsoftError("next_prob_matrix needs strings of equal length")
+        index = {c: k for k, c in enumerate(self.alphabet)}
+        for w in words:
+            self.validate(w)
+        codes = np.array([[index[c] for c in w] for w in words], dtype=np.int64).reshape(-1, n)
+        batch = len(words)
+        rows = np.arange(batch)
+        stack = np.zeros((batch, n + 1), dtype=np.int64)  # bracket type 0 = (, 1 = [
+        height = np.zeros(batch, dtype=np.int64)
+        out = np.zeros((batch, n + 1, 5))
+        p = self.p
+        for t in range(n + 1):
+            out[:, t, 0] = out[:, t, 2] = p / 2
+            top = stack[rows, np.maximum(height - 1, 0)]
+            out[rows, t, np.where(height > 0, 2 * top + 1, 4)] = 1 - p
+            if t == n:
+                break
+            c = codes[:, t]
+            is_open = c % 2 == 0
+            bad = ~is_open & ((height == 0) | (c // 2 != top))
+            if bad.any():
+                b = int(np.flatnonzero(bad)[0])
+                raise HardsoftError(
+                    f"{self.name}: prefix {words[b]!r} is impossible "
+                    f"(bad {words[b][t]!r} at position {t + 1})"
+                )
+            stack[rows[is_open], height[is_open]] = c[is_open] // 2
+            height = np.where(is_open, height + 1, height - 1)
+        return out if include_empty else out[:, 1:]
+
     def closing_unbalanced_probability(self, ns: Sequence[int]) -> np.ndarray:
         """``P0(n) = P(h_n > 0 and x_n is a closing bracket | |X| >= n)``: the event in Hahn's
         proof of Theorem 6 (footnote 4), after which the closing type is fully determined."""
+        ns = [int(v) for v in ns]
+        pis, _, _ = self._forward_pass([max(v - 1, 0) for v in ns])
         out = []
         for n in ns:
-            n = int(n)
             if n == 0:
                 out.append(0.0)
                 continue
-            pi = self._forward_pass([n - 1])[0][n - 1]
-            nxt = self._forward(np.append(pi, 0.0))
+            pi = pis[n - 1]
+            survive = self._forward(np.append(pi, 0.0)).sum()
             closes_to_positive = (1.0 - self.p) * pi[2:].sum()  # from h + 1 >= 2 down to h >= 1
-            out.append(float(closes_to_positive / nxt.sum()))
+            out.append(float(closes_to_positive / survive))
         return np.array(out)
 
     def hahn_gap_bound(self, ns: Sequence[int]) -> np.ndarray:
