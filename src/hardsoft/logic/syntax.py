@@ -10,6 +10,7 @@ Positions are 1-based as in the seeds: a word ``w`` has positions ``1..n``.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -85,7 +86,39 @@ def _node(cls: type) -> type:
             object.__setattr__(self, "_hash", cached)
         return cached
 
+    def __eq__(self: Any, other: object) -> bool:  # noqa: N807 - installed as a dunder
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return NotImplemented
+        # Iterative structural comparison (deep formulas would overflow a recursive one);
+        # cached hashes reject most unequal pairs at once.
+        stack = [(self, other)]
+        while stack:
+            x, y = stack.pop()
+            if x is y:
+                continue
+            if type(x) is not type(y) or hash(x) != hash(y):
+                return False
+            for f in fields(x):
+                u, v = getattr(x, f.name), getattr(y, f.name)
+                if isinstance(u, Node) and isinstance(v, Node):
+                    stack.append((u, v))
+                elif type(u) is not type(v) or u != v:
+                    return False
+        return True
+
+    init = cls.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+        init(self, *args, **kwargs)
+        hash(self)  # children are hashed already, so this is O(1) and never recursive
+
+    __init__.__signature__ = inspect.signature(init)  # type: ignore[attr-defined]
+    __init__.__doc__ = init.__doc__
     cls.__hash__ = __hash__  # type: ignore[method-assign]
+    cls.__eq__ = __eq__  # type: ignore[method-assign]
+    cls.__init__ = __init__  # type: ignore[method-assign]
     return cls
 
 
@@ -642,9 +675,10 @@ def quote_symbol(symbol: str) -> str:
 def to_text(node: Node) -> str:
     """Print ``node`` in the concrete syntax with as few parentheses as the grammar allows;
     the output parses back (:func:`hardsoft.logic.parse`) to an equal node."""
-    if isinstance(node, Formula):
-        return _formula_text(node)[0]
-    return _term_text(node)[0]
+    memo: dict[Node, tuple[str, int]] = {}
+    for sub in subnodes(node):  # children first, so no recursion on deep formulas
+        memo[sub] = _formula_text(sub, memo) if isinstance(sub, Formula) else _term_text(sub, memo)
+    return memo[node][0]
 
 
 def _wrap(text_prec: tuple[str, int], needed: int) -> str:
@@ -652,7 +686,7 @@ def _wrap(text_prec: tuple[str, int], needed: int) -> str:
     return text if prec >= needed else f"({text})"
 
 
-def _formula_text(f: Formula) -> tuple[str, int]:
+def _formula_text(f: Formula, memo: dict[Node, tuple[str, int]]) -> tuple[str, int]:
     if isinstance(f, Sym):
         return quote_symbol(f.symbol), _P_UNARY
     if isinstance(f, Const):
@@ -662,29 +696,29 @@ def _formula_text(f: Formula) -> tuple[str, int]:
     if isinstance(f, Last):
         return "last", _P_UNARY
     if isinstance(f, Mod):
-        return f"MOD({f.modulus}, {f.residue})({_term_text(f.term)[0]})", _P_UNARY
+        return f"MOD({f.modulus}, {f.residue})({memo[f.term][0]})", _P_UNARY
     if type(f) in _UNARY_TOKENS:
-        return _UNARY_TOKENS[type(f)] + _wrap(_formula_text(f.arg), _P_UNARY), _P_UNARY
+        return _UNARY_TOKENS[type(f)] + _wrap(memo[f.arg], _P_UNARY), _P_UNARY
     if isinstance(f, (Since, Until)):  # right-associative
         token = " S " if isinstance(f, Since) else " U "
-        left = _wrap(_formula_text(f.left), _P_UNARY)
-        right = _wrap(_formula_text(f.right), _P_SINCE)
+        left = _wrap(memo[f.left], _P_UNARY)
+        right = _wrap(memo[f.right], _P_SINCE)
         return left + token + right, _P_SINCE
     if isinstance(f, Compare):
-        return f"{_term_text(f.left)[0]} {f.op} {_term_text(f.right)[0]}", _P_CMP
+        return f"{memo[f.left][0]} {f.op} {memo[f.right][0]}", _P_CMP
     if isinstance(f, And):  # left-associative
-        left = _wrap(_formula_text(f.left), _P_AND)
-        return f"{left} & {_wrap(_formula_text(f.right), _P_CMP)}", _P_AND
+        left = _wrap(memo[f.left], _P_AND)
+        return f"{left} & {_wrap(memo[f.right], _P_CMP)}", _P_AND
     if isinstance(f, Or):
-        left = _wrap(_formula_text(f.left), _P_OR)
-        return f"{left} | {_wrap(_formula_text(f.right), _P_AND)}", _P_OR
+        left = _wrap(memo[f.left], _P_OR)
+        return f"{left} | {_wrap(memo[f.right], _P_AND)}", _P_OR
     if isinstance(f, Implies):  # right-associative
-        left = _wrap(_formula_text(f.left), _P_OR)
-        return f"{left} -> {_wrap(_formula_text(f.right), _P_IMPLIES)}", _P_IMPLIES
+        left = _wrap(memo[f.left], _P_OR)
+        return f"{left} -> {_wrap(memo[f.right], _P_IMPLIES)}", _P_IMPLIES
     raise TypeError(f"not a formula node: {f!r}")
 
 
-def _term_text(t: Term) -> tuple[str, int]:
+def _term_text(t: Term, memo: dict[Node, tuple[str, int]]) -> tuple[str, int]:
     if isinstance(t, IntConst):
         return str(t.value), _T_ATOM
     if isinstance(t, Position):
@@ -692,13 +726,13 @@ def _term_text(t: Term) -> tuple[str, int]:
     if isinstance(t, Length):
         return "n", _T_ATOM
     if isinstance(t, CountPast):
-        return f"#<[{_formula_text(t.arg)[0]}]", _T_ATOM
+        return f"#<[{memo[t.arg][0]}]", _T_ATOM
     if isinstance(t, CountFuture):
-        return f"#>[{_formula_text(t.arg)[0]}]", _T_ATOM
+        return f"#>[{memo[t.arg][0]}]", _T_ATOM
     if isinstance(t, Scale):  # right-recursive: k * (product)
-        return f"{t.factor} * {_wrap(_term_text(t.arg), _T_PRODUCT)}", _T_PRODUCT
+        return f"{t.factor} * {_wrap(memo[t.arg], _T_PRODUCT)}", _T_PRODUCT
     if isinstance(t, (Add, Sub)):  # left-associative
         token = " + " if isinstance(t, Add) else " - "
-        left = _wrap(_term_text(t.left), _T_SUM)
-        return left + token + _wrap(_term_text(t.right), _T_PRODUCT), _T_SUM
+        left = _wrap(memo[t.left], _T_SUM)
+        return left + token + _wrap(memo[t.right], _T_PRODUCT), _T_SUM
     raise TypeError(f"not a term node: {t!r}")
