@@ -288,3 +288,13 @@ def test_flipflop_state() -> None:
         for t in range(1, len(word), 2):
             if word[t - 1] == "r":
                 assert int(word[t]) == state[t - 2]
+
+
+def test_flipflop_near_misses_keep_the_shape() -> None:
+    lang = get_language("flipflop")
+    negs = lang.sample_negative(12, 100, np.random.default_rng(12))
+    for w in negs:
+        assert re.fullmatch(r"([wri][01])+", w) and not flipflop_ref(w)
+    # some of them fail only because a read returns the wrong bit
+    wrong_read = [w for w in negs if re.fullmatch(r"w[01]([wri][01])*r[01]", w)]
+    assert len(wrong_read) > 30

@@ -67,6 +67,23 @@ class FlipFlop(Language):
     def has_nonmembers(self, n: int) -> bool:
         return True
 
+    def near_miss(self, word: str, rng: np.random.Generator) -> str | None:
+        """A non-member one substitution away that keeps the instruction/bit alternation (an
+        instruction replaced by another instruction, or a bit flipped), so it is rejected for
+        its content (typically a wrong read), not for a malformed shape."""
+        subs = [
+            (t, c)
+            for t in range(len(word))
+            for c in (INSTRUCTIONS if t % 2 == 0 else BITS)
+            if c != word[t]
+        ]
+        for k in rng.permutation(len(subs)):
+            t, c = subs[int(k)]
+            cand = word[:t] + c + word[t + 1 :]
+            if not self._member(cand):
+                return cand
+        return super().near_miss(word, rng)
+
     def sample_positive(self, n: int, count: int, rng=None) -> list[str]:
         """Exactly uniform over members of length ``n``: a member is fixed by its middle
         instructions and the bits after ``w``/``i`` (2 choices each; the bit after ``r`` is
