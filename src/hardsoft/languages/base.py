@@ -40,6 +40,19 @@ def check_length(n: int, count: int | None = None) -> None:
         raise HardsoftError(f"count must be a non-negative integer, got {count!r}")
 
 
+def codes_to_words(alphabet: Sequence[str], codes: np.ndarray) -> list[str]:
+    """Rows of symbol indices ``[count, n]`` to strings (a byte lookup for ASCII alphabets)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.ndim != 2:
+        raise ValueError("codes must be a 2-D array [count, n]")
+    count, n = codes.shape
+    if all(len(a) == 1 and ord(a) < 128 for a in alphabet):
+        table = np.frombuffer("".join(alphabet).encode("ascii"), dtype=np.uint8)
+        raw = table[codes].tobytes().decode("ascii")
+        return [raw[i * n : (i + 1) * n] for i in range(count)]
+    return ["".join(alphabet[c] for c in row) for row in codes]
+
+
 class Language:
     """Base class: subclasses set ``name``, ``alphabet``, ``description`` and implement
     :meth:`_member` (on an already validated word). Everything else has a correct default;
@@ -103,7 +116,7 @@ class Language:
         check_length(n, count)
         rng = _as_rng(rng)
         codes = rng.integers(0, len(self.alphabet), size=(count, n))
-        return ["".join(self.alphabet[c] for c in row) for row in codes]
+        return codes_to_words(self.alphabet, codes)
 
     def has_members(self, n: int) -> bool:
         """Does the language contain a word of length ``n``? (Default: brute force for tiny

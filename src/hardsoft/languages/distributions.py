@@ -45,7 +45,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hardsoft.errors import HardsoftError
-from hardsoft.languages.base import _as_rng, check_length
+from hardsoft.languages.base import _as_rng, check_length, codes_to_words
 
 EOS = "<eos>"
 
@@ -385,7 +385,7 @@ class _ParitySampler:
         self.state = s ^ bit
 
     def result(self) -> list[str]:
-        return ["".join("01"[b] for b in row) for row in self.codes]
+        return codes_to_words(("0", "1"), self.codes)
 
 
 class DyckProcess(HahnProcess):
@@ -539,7 +539,7 @@ class _DyckSampler:
         self.height = np.where(is_open, h + 1, h - 1)
 
     def result(self) -> list[str]:
-        return ["".join("()[]"[c] for c in row) for row in self.codes]
+        return codes_to_words(("(", ")", "[", "]"), self.codes)
 
 
 PROCESS_NAMES = ("parity-process", "dyck2-process")

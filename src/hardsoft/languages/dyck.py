@@ -13,7 +13,7 @@ import string
 import numpy as np
 
 from hardsoft.errors import HardsoftError
-from hardsoft.languages.base import Language, _as_rng, check_length
+from hardsoft.languages.base import Language, _as_rng, check_length, codes_to_words
 
 _PAIRS = ["()", "[]", "{}", "<>"] + [c + c.upper() for c in string.ascii_lowercase]
 
@@ -108,7 +108,7 @@ class Dyck(Language):
             close_types = stacks[rows, np.maximum(heights, 0)]
             codes[:, t] = np.where(up, 2 * opens_t, 2 * close_types + 1)
             heights[up] += 1
-        return [self.decode(row) for row in codes]
+        return codes_to_words(self.alphabet, codes)
 
 
 def _log_paths(r: int, h: int) -> float:

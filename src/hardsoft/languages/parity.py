@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hardsoft.languages.base import Language, _as_rng, check_length
+from hardsoft.languages.base import Language, _as_rng, check_length, codes_to_words
 
 
 class Parity(Language):
@@ -52,4 +52,4 @@ class Parity(Language):
             return super().sample_positive(n, count, rng)
         bits = rng.integers(0, 2, size=(count, n))
         bits[:, -1] = (bits[:, :-1].sum(axis=1) + int(self.odd)) % 2
-        return ["".join("01"[b] for b in row) for row in bits]
+        return codes_to_words(self.alphabet, bits)
