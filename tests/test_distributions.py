@@ -274,3 +274,22 @@ def test_experiment_quick_run(tmp_path) -> None:
     assert result.metrics["mc_max_z"] < 4.5
     rows = result.tables[0].rows
     assert all(row[4] >= row[3] - 1e-12 for row in rows)  # unigram >= optimal
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", [0.2, 0.45])
+def test_long_horizon_sampler_matches_forward_dp(p: float) -> None:
+    # n = 10^4: the sampler (log-space backward DP with checkpoints) against the forward DP's
+    # height distribution and P0(n), with 3000 draws.
+    proc = DyckProcess(p)
+    n, draws = 10000, 3000
+    samples = proc.sample_prefixes(n, draws, np.random.default_rng(21))
+    heights = np.array([w.count("(") + w.count("[") - w.count(")") - w.count("]") for w in samples])
+    pi = proc.state_distribution(n)
+    support = np.arange(len(pi))
+    mean = float(support @ pi)
+    sd = math.sqrt(float((support - mean) ** 2 @ pi))
+    assert abs(heights.mean() - mean) < 4 * sd / math.sqrt(draws)
+    p0 = proc.closing_unbalanced_probability([n])[0]
+    hits = np.mean([w[-1] in ")]" and h > 0 for w, h in zip(samples, heights)])
+    assert abs(hits - p0) < 4 * math.sqrt(p0 * (1 - p0) / draws)
