@@ -62,6 +62,7 @@ __all__ = [
     "fragment",
     "to_text",
     "quote_symbol",
+    "linear_form",
 ]
 
 COMPARE_OPS: tuple[str, ...] = ("<", "<=", "=", "!=", ">=", ">")
@@ -736,3 +737,34 @@ def _term_text(t: Term, memo: dict[Node, tuple[str, int]]) -> tuple[str, int]:
         left = _wrap(memo[t.left], _T_SUM)
         return left + token + _wrap(memo[t.right], _T_PRODUCT), _T_SUM
     raise TypeError(f"not a term node: {t!r}")
+
+
+# ---------------------------------------------------------------- linear forms
+
+
+def linear_form(term: Term) -> tuple[dict[Term, int], int]:
+    """Write ``term`` as ``sum(c * atom) + constant`` where each atom is a :class:`CountPast`,
+    :class:`CountFuture`, :class:`Position` or :class:`Length` node.
+
+    Returns ``(coefficients, constant)`` with zero coefficients dropped; atoms keep their first
+    appearance order. Every term of the logic is linear, so this never fails; the compiler uses
+    it to turn a comparison ``t1 op t2`` into one linear inequality over counts (seed 003 §4.4).
+    """
+    coeffs: dict[Term, int] = {}
+    constant = 0
+    stack: list[tuple[Term, int]] = [(term, 1)]
+    while stack:
+        t, k = stack.pop()
+        if isinstance(t, IntConst):
+            constant += k * t.value
+        elif isinstance(t, (CountPast, CountFuture, Position, Length)):
+            coeffs[t] = coeffs.get(t, 0) + k
+        elif isinstance(t, Add):
+            stack += [(t.right, k), (t.left, k)]
+        elif isinstance(t, Sub):
+            stack += [(t.right, -k), (t.left, k)]
+        elif isinstance(t, Scale):
+            stack.append((t.arg, k * t.factor))
+        else:
+            raise TypeError(f"not a term node: {t!r}")
+    return {a: c for a, c in coeffs.items() if c != 0}, constant
