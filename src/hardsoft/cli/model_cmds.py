@@ -34,14 +34,17 @@ def run_cmd(
     model_path: Path = typer.Argument(..., metavar="MODEL", help="A .safetensors model file."),
     inputs: list[str] = typer.Option(None, "--input", "-i", help="An input string (repeatable)."),
     input_file: Path = typer.Option(None, "--input-file", help="A file with one input per line."),
-    chunk_size: int = typer.Option(None, "--chunk-size", help="Stream attention in blocks."),
+    chunk_size: int = typer.Option(
+        None, "--chunk-size", min=0, help="Attention block size (default: auto; 0: never)."
+    ),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Run MODEL on each input: the per-position outputs (coordinate 0) and acceptance."""
     words = read_inputs(inputs, input_file)
     model = load_model(model_path, device=device)
-    outputs = model.run_words(words, chunk_size=chunk_size)
+    chunk = "auto" if chunk_size is None else (chunk_size or None)
+    outputs = model.run_words(words, chunk_size=chunk)
     results = []
     for w, out in zip(words, outputs):
         values = [float(v) for v in out[:, 0]]

@@ -23,6 +23,11 @@ from hardsoft.model.attention import attend, attend_chunked
 from hardsoft.model.features import feature_matrix
 from hardsoft.model.spec import HeadSpec, LayerSpec, ModelSpec, eval_tau
 
+# Above this length attention streams in blocks by default: the full n x n path needs several
+# n^2 temporaries (7 GB at n = 16384 in float64, see benchmarks/results/chunked_hard.md).
+AUTO_CHUNK_FROM = 4096
+AUTO_CHUNK = 1024
+
 
 @dataclass
 class ModelOutput:
@@ -226,12 +231,16 @@ class Transformer(nn.Module):
         return tok + pos
 
     def forward(
-        self, tokens: torch.Tensor, *, trace: bool = False, chunk_size: int | None = None
+        self, tokens: torch.Tensor, *, trace: bool = False, chunk_size: int | str | None = "auto"
     ) -> ModelOutput:
         """Run on token ids ``[B, n]`` (n >= 1). ``chunk_size`` streams attention in blocks
-        (memory O(chunk^2 + n·d) per layer); ``trace`` records every activation."""
+        (memory O(chunk^2 + n·d) per layer): an int, None (never), or "auto" (blocks of
+        ``AUTO_CHUNK`` once n > ``AUTO_CHUNK_FROM``, unless tracing). ``trace`` records every
+        activation."""
         if tokens.dim() != 2 or tokens.shape[1] < 1:
             raise HardsoftError("the model needs a batch of inputs of length >= 1")
+        if chunk_size == "auto":
+            chunk_size = AUTO_CHUNK if tokens.shape[1] > AUTO_CHUNK_FROM and not trace else None
         tr: dict[str, torch.Tensor] | None = {} if trace else None
         x = self.embed(tokens, tr)
         if tr is not None:
@@ -249,7 +258,11 @@ class Transformer(nn.Module):
 
     @torch.no_grad()
     def run_words(
-        self, words: Sequence[str], *, chunk_size: int | None = None, batch_size: int = 64
+        self,
+        words: Sequence[str],
+        *,
+        chunk_size: int | str | None = "auto",
+        batch_size: int = 64,
     ) -> list[np.ndarray]:
         """Per-position outputs ``[n, d_out]`` (numpy) for each word, any mix of lengths.
 
