@@ -1,0 +1,12 @@
+"""The compiler from temporal logic with counting (LTL[C,+]) to hard- and soft-attention
+transformers (seed 003 §4): :func:`compile_formula` and its certificate. See docs/compiler.md.
+
+>>> from hardsoft.compile import compile_formula
+>>> model = compile_formula("MOD(2, 1)(#<['1'])", "01", target="soft-temperature")
+>>> model.meta["certificate"]["tau_order"]
+'Theta(1/n^3) (table lookup of counts with bounded position features)'
+"""
+
+from hardsoft.compile.compiler import TARGETS, compile_formula
+
+__all__ = ["TARGETS", "compile_formula"]
