@@ -345,3 +345,33 @@ def test_random_generator_respects_depth_and_operators() -> None:
         assert operators(f) <= allowed
     with pytest.raises(HardsoftError, match="unknown operator"):
         random_formula(rng, "ab", 3, {"Q"})
+
+
+_PIECES = [
+    *("'a'", "'b'", "&", "|", "->", "!", "Y", "X", "S", "U", "P", "F", "E", "(", ")"),
+    *("#<[", "#>[", "]", "<", "<=", "=", "!=", "i", "n", "1", "-", "+", "*", "MOD(2,1)("),
+    *("MOD(", ",", "true", "first", "last", "'", "\\", "@", "a", " ", "\n", "¬", "≤", "99"),
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.lists(st.sampled_from(_PIECES), max_size=14).map("".join),
+        st.text(max_size=20),
+    )
+)
+def test_parser_never_crashes_on_garbage(text: str) -> None:
+    """Any input either parses (and round-trips) or raises a HardsoftError whose syntax-error
+    form is exactly: message line, source line, caret line."""
+    try:
+        f = parse(text)
+    except HardsoftError as exc:
+        message = str(exc)
+        if message.startswith("syntax error"):
+            lines = message.split("\n")
+            assert len(lines) == 3 and lines[2].strip() == "^", message
+        else:
+            assert "\n" not in message
+        return
+    assert parse(to_text(f)) == f
