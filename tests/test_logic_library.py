@@ -81,3 +81,33 @@ def test_records_and_errors() -> None:
     assert record["alphabet"] == "01"
     with pytest.raises(HardsoftError, match="unknown formula"):
         get_formula("nope")
+
+
+# Named formulas that define a language of hardsoft.languages (on non-empty words).
+_SHARED = {
+    "parity-mod": "parity-odd",
+    "parity-count": "parity-odd",
+    "ones-star": "ones-star",
+    "anbn": "anbn",
+    "majority": "majority",
+    "first": "first",
+    "dyck1": "dyck1",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SHARED))
+def test_named_formula_agrees_with_the_languages_oracle(name: str) -> None:
+    """The logic and the languages package (written independently) agree on every non-empty
+    word up to length 8; for past-only formulas the value at i is prefix membership."""
+    from hardsoft.languages import get_language
+    from hardsoft.logic import evaluate, is_past_only
+
+    entry, language = get_formula(name), get_language(_SHARED[name])
+    assert tuple(entry.alphabet) == tuple(language.alphabet)
+    for n in range(1, 9):
+        words = ["".join(t) for t in itertools.product(entry.alphabet, repeat=n)]
+        assert accepts_batch(entry.formula, words).tolist() == language.members(words).tolist()
+        if is_past_only(entry.formula):
+            vals = evaluate(entry.formula, words).astype(int)
+            for w, row in zip(words, vals):
+                assert row.tolist() == language.prefix_reference(w).tolist()
