@@ -201,6 +201,10 @@ def test_input_errors_are_hardsoft_errors() -> None:
         evaluate(f, ["az"], alphabet="ab")
     with pytest.raises(HardsoftError, match="alphabet"):
         evaluate(f, np.array([[0, 1]]))
+    with pytest.raises(HardsoftError, match="shape"):
+        evaluate(f, np.array([0, 1]), alphabet="ab")
+    with pytest.raises(HardsoftError, match="token ids"):
+        evaluate(f, np.array([[0, 2]]), alphabet="ab")
     with pytest.raises(HardsoftError, match="single string"):
         evaluate(f, "ab")  # type: ignore[arg-type]
 

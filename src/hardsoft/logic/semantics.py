@@ -123,11 +123,37 @@ def _since(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (last_b >= 0) & (last_not_a <= last_b)
 
 
-def _node_value(node: Node, memo: dict[Node, np.ndarray], sym: np.ndarray) -> np.ndarray:
+class _Input:
+    """The batch as token codes: ``codes[b, k]`` indexes ``symbols`` (token ids are used as
+    they are; strings are encoded once), so a symbol test is one integer comparison."""
+
+    def __init__(self, words: Sequence[str] | np.ndarray, alphabet: Iterable[str] | None):
+        alpha = None if alphabet is None else list(alphabet)
+        if isinstance(words, np.ndarray) and words.dtype.kind in "iu" and alpha is not None:
+            if words.ndim != 2:
+                raise HardsoftError(f"token ids must have shape [batch, length], got {words.shape}")
+            if words.size and (words.min() < 0 or words.max() >= len(alpha)):
+                raise HardsoftError(f"token ids must be in 0..{len(alpha) - 1}")
+            self.codes = words.astype(np.int64, copy=False)
+            self.symbols = alpha
+        else:
+            chars = as_symbol_array(words, alpha)
+            self.symbols, inverse = np.unique(chars, return_inverse=True)
+            self.symbols = list(self.symbols)
+            self.codes = inverse.reshape(chars.shape).astype(np.int64)
+        self.shape = self.codes.shape
+
+    def equals(self, symbol: str) -> np.ndarray:
+        if symbol not in self.symbols:
+            return np.zeros(self.shape, dtype=bool)
+        return self.codes == self.symbols.index(symbol)
+
+
+def _node_value(node: Node, memo: dict[Node, np.ndarray], sym: _Input) -> np.ndarray:
     batch, n = sym.shape
     pos = np.broadcast_to(np.arange(1, n + 1, dtype=np.int64)[None, :], (batch, n))
     if isinstance(node, Sym):
-        return sym == node.symbol
+        return sym.equals(node.symbol)
     if isinstance(node, Const):
         return np.full((batch, n), node.value, dtype=bool)
     if isinstance(node, First):
@@ -199,7 +225,7 @@ def evaluate_all(
     """The value of every distinct subformula and subterm of ``node``: a dict from node to a
     ``[B, n]`` array (bool for formulas, int64 for terms). Useful to check a compiled model's
     intermediate coordinates."""
-    sym = as_symbol_array(words, alphabet)
+    sym = _Input(words, alphabet)
     memo: dict[Node, np.ndarray] = {}
     for sub in subnodes(node):
         memo[sub] = _node_value(sub, memo, sym)
