@@ -44,6 +44,7 @@ from hardsoft.logic.syntax import (
     Sym,
     Term,
     Until,
+    symbols,
 )
 
 __all__ = ["parse", "parse_term", "GRAMMAR"]
@@ -270,12 +271,10 @@ def _describe_expected(expected: Iterable[str], want: str) -> str:
     parts: list[str] = []
     if exp & _FORMULA_START:
         parts.append("a formula")
-    elif exp & (_TERM_START - {"_MINUS"}):
+    elif exp & {"_I", "_N", "_CPAST", "_CFUT"}:
         parts.append("a term")
     else:
-        for name, text in _PUNCT.items():
-            if name in exp and not (name == "INT" and "a term" in parts):
-                parts.append(text)
+        parts += [text for name, text in _PUNCT.items() if name in exp]
         if "CMP" in exp:
             parts.append("a comparison (< <= = != >= >)")
         if exp & _FORMULA_OPS or exp & _TERM_OPS:
@@ -329,7 +328,7 @@ def _syntax_error(text: str, exc: UnexpectedInput, start: str) -> HardsoftError:
         problem = f"unexpected character {char!r}; "
         if char == "'":
             hint = " (a symbol is one character between quotes, like 'a'; write '\\'' for ')"
-        elif char.isalpha():
+        elif char.isalpha() and expected.startswith("a formula"):
             hint = f" (symbols are written in quotes, like '{char}')"
     else:
         token = exc.token if isinstance(exc, UnexpectedToken) else None
@@ -347,18 +346,24 @@ def _syntax_error(text: str, exc: UnexpectedInput, start: str) -> HardsoftError:
     )
 
 
-def _check_alphabet(text: str, node: Node, alphabet: Iterable[str] | None) -> None:
-    if alphabet is None:
-        return
+def _check_alphabet(text: str, node: Node, alphabet: Iterable[str]) -> None:
     allowed = set(alphabet)
-    for token in _parser("formula").lex(text):
-        if isinstance(token, Token) and token.type == "SYMBOL":
-            symbol = _unquote(str(token))
-            if symbol not in allowed:
-                shown = "".join(sorted(allowed))
-                raise HardsoftError(
-                    f"symbol {symbol!r} (column {token.column}) is not in the alphabet {shown!r}"
-                )
+    outside = symbols(node) - allowed
+    if not outside:
+        return
+    shown = "".join(sorted(allowed))
+    try:  # locate the first offending symbol for the message
+        for token in _parser("formula").lex(text):
+            if isinstance(token, Token) and token.type == "SYMBOL":
+                symbol = _unquote(str(token))
+                if symbol in outside:
+                    raise HardsoftError(
+                        f"symbol {symbol!r} (column {token.column}) is not in the alphabet "
+                        f"{shown!r}"
+                    )
+    except UnexpectedInput:
+        pass
+    raise HardsoftError(f"symbol {sorted(outside)[0]!r} is not in the alphabet {shown!r}")
 
 
 def _run(text: str, start: str, alphabet: Iterable[str] | None) -> Node:
