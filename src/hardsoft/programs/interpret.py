@@ -55,75 +55,89 @@ def allowed(mask: str, n: int, rows: slice) -> np.ndarray:
     }[mask]
 
 
-def _attend(head: Attend, q: np.ndarray, k: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
-    """Per row: the value(s) at the selected position(s) and the found flag, [n, m + 1]."""
-    m = v.shape[1]
-    out = np.zeros((n, m + 1))
-    for start in range(0, n, _ROW_BLOCK):
-        rows = slice(start, min(n, start + _ROW_BLOCK))
-        ok = allowed(head.mask, n, rows)
-        s = q[rows] @ k.T if q.shape[1] else np.zeros(ok.shape)
+def _attend(head: Attend, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Per word and row: the value(s) at the selected position(s) and the found flag.
+
+    ``q, k``: [B, n, d]; ``v``: [B, n, m]; returns [B, n, m + 1]."""
+    b, n, m = v.shape
+    out = np.zeros((b, n, m + 1))
+    block = max(1, _ROW_BLOCK * 4096 // max(b * n, 1))
+    for start in range(0, n, block):
+        rows = slice(start, min(n, start + block))
+        ok = allowed(head.mask, n, rows)[None]
+        s = q[:, rows] @ k.transpose(0, 2, 1) if q.shape[2] else np.zeros((b, *ok.shape[1:]))
         s = np.where(ok, s, -np.inf)
-        top = s.max(axis=1, keepdims=True)
-        has = np.isfinite(top[:, 0])
+        top = s.max(axis=2, keepdims=True)
+        has = np.isfinite(top[..., 0])
         tol = TIE_TOL * np.maximum(1.0, np.abs(np.where(np.isfinite(top), top, 0.0)))
         best = ok & (s >= top - tol)
         if head.tie == "average":
-            w = best / np.maximum(best.sum(axis=1, keepdims=True), 1)
+            w = best / np.maximum(best.sum(axis=2, keepdims=True), 1)
         else:
             idx = np.arange(n)
             pick = (
-                np.where(best, idx, n).min(axis=1)
+                np.where(best, idx, n).min(axis=2)
                 if head.tie == "leftmost"
-                else np.where(best, idx, -1).max(axis=1)
+                else np.where(best, idx, -1).max(axis=2)
             )
-            w = np.zeros(ok.shape)
-            w[np.arange(w.shape[0])[has], pick[has]] = 1.0
-        out[rows, :m] = w @ v
-        out[rows, m] = has
+            w = (idx[None, None, :] == pick[..., None]) & has[..., None]
+            w = w.astype(np.float64)
+        out[:, rows, :m] = w @ v
+        out[:, rows, m] = has
     return out
 
 
-def run_program(program: Program, word: str) -> dict[int, np.ndarray]:
-    """Every SOp's values on ``word`` (uid -> float64 array of length n)."""
-    n = len(word)
-    if n == 0:
+def run_batch(program: Program, words: list[str]) -> dict[int, np.ndarray]:
+    """Every SOp's values on ``words`` (all of one length n): uid -> float64 ``[B, n]``."""
+    if not words or not words[0]:
         raise HardsoftError("programs run on non-empty words")
-    bad = [c for c in word if c not in program.alphabet]
-    if bad:
+    n = len(words[0])
+    if any(len(w) != n for w in words):
+        raise HardsoftError("run_batch needs words of one length")
+    chars = np.array([list(w) for w in words])
+    bad = ~np.isin(chars, list(program.alphabet))
+    if bad.any():
+        b, i = np.argwhere(bad)[0]
         raise HardsoftError(
-            f"symbol {bad[0]!r} is not in the alphabet {''.join(program.alphabet)!r} "
-            f"of program {program.name}"
+            f"symbol {chars[b, i]!r} at position {i + 1} is not in the alphabet "
+            f"{''.join(program.alphabet)!r} of program {program.name}"
         )
-    chars = np.array(list(word))
+    bsz = len(words)
     val: dict[int, np.ndarray] = {}
     heads: dict[int, np.ndarray] = {}
+
+    def stack(forms: list) -> np.ndarray:
+        if not forms:
+            return np.zeros((bsz, n, 0))
+        return np.stack([val[f.uid] for f in forms], axis=2)
+
     for x in program.nodes():
         if isinstance(x, Token):
             val[x.uid] = (chars == x.symbol).astype(np.float64)
         elif isinstance(x, Position):
-            val[x.uid] = position_values(x.feature, n)
+            val[x.uid] = np.broadcast_to(position_values(x.feature, n), (bsz, n))
         elif isinstance(x, Linear):
-            acc = np.full(n, x.const)
+            acc = np.full((bsz, n), x.const)
             for t, c in x.terms.items():
                 acc = acc + c * val[t.uid]
             val[x.uid] = acc
         elif isinstance(x, PWL):
-            acc = np.zeros(n)
+            acc = np.zeros((bsz, n))
             for w, form in x.pieces:
                 acc = acc + w * np.maximum(val[form.uid], 0.0)
             val[x.uid] = acc
         elif isinstance(x, Attend):
-            q = np.stack([val[f.uid] for f in x.query], axis=1) if x.query else np.zeros((n, 0))
-            k = np.stack([val[f.uid] for f in x.key], axis=1) if x.key else np.zeros((n, 0))
-            v = np.stack([val[f.uid] for f in x.values], axis=1) if x.values else np.zeros((n, 0))
-            heads[x.uid] = _attend(x, q, k, v, n)
+            heads[x.uid] = _attend(x, stack(x.query), stack(x.key), stack(x.values))
         elif isinstance(x, AttnOut):
-            table = heads[x.head.uid]
-            val[x.uid] = table[:, x.index]
+            val[x.uid] = heads[x.head.uid][:, :, x.index]
         else:  # pragma: no cover - the DSL has no other kinds
             raise TypeError(type(x))
     return val
+
+
+def run_program(program: Program, word: str) -> dict[int, np.ndarray]:
+    """Every SOp's values on one word (uid -> float64 array of length n)."""
+    return {uid: v[0] for uid, v in run_batch(program, [word]).items()}
 
 
 def interpret(program: Program, word: str) -> np.ndarray:
@@ -132,8 +146,21 @@ def interpret(program: Program, word: str) -> np.ndarray:
     return np.stack([val[o.uid] for o in program.outputs], axis=1)
 
 
-def interpret_many(program: Program, words: list[str]) -> list[np.ndarray]:
-    return [interpret(program, w) for w in words]
+def interpret_many(program: Program, words: list[str], batch: int = 4096) -> list[np.ndarray]:
+    """Outputs ``[n, len(outputs)]`` for each word (any mix of lengths), batched by length."""
+    results: list[np.ndarray | None] = [None] * len(words)
+    by_len: dict[int, list[int]] = {}
+    for idx, w in enumerate(words):
+        by_len.setdefault(len(w), []).append(idx)
+    for n, idxs in by_len.items():
+        size = max(1, min(batch, (2_000_000 // max(n * n, 1))))
+        for s in range(0, len(idxs), size):
+            part = idxs[s : s + size]
+            val = run_batch(program, [words[i] for i in part])
+            outs = np.stack([val[o.uid] for o in program.outputs], axis=2)
+            for row, idx in enumerate(part):
+                results[idx] = outs[row]
+    return [r for r in results if r is not None]
 
 
 def node_value(program: Program, word: str, node: SOp) -> np.ndarray:
