@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "check_cmd",
     "program_cmds",
     "limits_cmds",
+    "sensitivity_cmds",
     "learn_cmds",
     "reproduce_cmd",
 )
