@@ -1,0 +1,35 @@
+"""Learning experiments on Hahn's §6 processes: exact-target next-symbol training of the
+soft-attention ``Transformer`` and an LSTM baseline, and evaluation of cross-entropy by prefix
+length against the optimal and unigram-chance cross-entropy. See docs/learning.md."""
+
+from hardsoft.learn.data import LANGUAGES, exact_targets, get_process, sample_batch
+from hardsoft.learn.evaluate import (
+    GeneralizationResult,
+    LengthRow,
+    cross_entropy_by_length,
+    evaluate_model,
+    length_generalization,
+)
+from hardsoft.learn.models import ARCHS, ArchConfig, LSTMModel, build_model, logits
+from hardsoft.learn.train import TrainConfig, load_config, load_run, train
+
+__all__ = [
+    "ARCHS",
+    "LANGUAGES",
+    "ArchConfig",
+    "GeneralizationResult",
+    "LSTMModel",
+    "LengthRow",
+    "TrainConfig",
+    "build_model",
+    "cross_entropy_by_length",
+    "evaluate_model",
+    "exact_targets",
+    "get_process",
+    "length_generalization",
+    "load_config",
+    "load_run",
+    "logits",
+    "sample_batch",
+    "train",
+]
