@@ -1,0 +1,77 @@
+"""``hardsoft restrict``: Hahn's input restrictions and a verified witness for a concrete model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from hardsoft.cli import app
+from hardsoft.cli.common import console, print_json
+from hardsoft.errors import HardsoftError
+
+
+@app.command("restrict")
+def restrict_cmd(
+    model_path: Path = typer.Argument(..., metavar="MODEL", help="A .safetensors model file."),
+    n: int = typer.Option(..., "--n", help="Input length."),
+    language: str = typer.Option(
+        ..., "--language", help="Target: parity-even, parity-odd, dyck1 or dyck2."
+    ),
+    C: float = typer.Option(
+        0.5, "--C", help="Target free fraction (of the positions free at the start)."
+    ),
+    k: int = typer.Option(0, "--k", min=0, help="Satisfaction parameter k of the lemma."),
+    seed: int = typer.Option(0, "--seed"),
+    max_rows: int = typer.Option(
+        1 << 14, "--max-rows", help="Cap on the assignments enumerated per activation."
+    ),
+    flip_trials: int = typer.Option(
+        0, "--flip-trials", min=0, help="Also run this many random flips outside the set."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Build a restriction under which the model's output depends on few positions (Depth
+    Reduction Lemma), certify the dependency set, and verify a witness pair."""
+    from hardsoft.limits.depth_reduction import Params
+    from hardsoft.limits.restrict import TARGETS, flip_test, restrict
+    from hardsoft.model import load_model
+
+    if language not in TARGETS:
+        raise HardsoftError(f"unknown target {language!r}; use one of {', '.join(TARGETS)}")
+    if n < 2:
+        raise HardsoftError(f"--n must be >= 2, got {n}")
+    if not 0 < C <= 1:
+        raise HardsoftError(f"--C must be in (0, 1], got {C}")
+    model = load_model(model_path)
+    result = restrict(
+        model, n, language, params=Params(C=C, k=k, seed=seed, max_rows=max_rows), seed=seed
+    )
+    out = result.to_dict()
+    if flip_trials:
+        out["flip_test"] = flip_test(model, result, trials=flip_trials, seed=seed)
+    if as_json:
+        print_json(out)
+        return
+    w = out["witness"]
+    print(f"restriction    {out['restriction']}")
+    console.print(
+        f"free fraction  {out['free_fraction']:.4f}  "
+        f"({out['free_fraction_of_initial']:.4f} of the initially free positions)"
+    )
+    console.print(f"dependency set {out['dependency_set']}  (c = {out['c']})", markup=False)
+    console.print("layer  c_in  c_out  free: stage1  stage2  stage3  fixes  resamplings/bound")
+    for lg in out["layers"]:
+        console.print(
+            f"{lg['layer']:>5}  {lg['c_in']:>4}  {lg['c_out']:>5}  "
+            f"{lg['free_after_stage1']:>12.4f}  {lg['free_after_stage2']:.4f}  "
+            f"{lg['free_after_stage3']:.4f}  {lg['stage2_fixes']:>5}  "
+            f"{lg['resamplings']}/{lg['mt_bound']:.3g}"
+        )
+    if w["x"] is not None:
+        print(f"x   {w['x']}")
+        print(f"x'  {w['x_prime']}  (changed at {w['changed']})")
+        console.print(f"accept {w['accept']} / {w['accept_prime']}, in language {w['in_language']}")
+    console.print(f"verified: {str(w['verified']).lower()}  ({w['reason']})", markup=False)
+    if "flip_test" in out:
+        console.print(f"flip test: {out['flip_test']}", markup=False)

@@ -1,0 +1,431 @@
+"""The Depth Reduction Lemma (seed 001 Lemma 4, supplement S1) as an algorithm.
+
+Layer by layer (the heads of layer ℓ read the activations ``x^(ℓ)``, which form a
+c-transformer's layer 0), starting from the current restriction ρ:
+
+* **Stage 1** (Lemma 6): fix every free position that feeds more than ``c / (η C)``
+  activations of ``x^(ℓ)`` (C = current free fraction) to a random symbol.
+* **Stage 2** (Lemma 15, Definition 16): for every tuple ((h, i), z) rank the candidate key
+  positions by their maximum attainable score, walk the ranking and record the activations that
+  bring new free inputs; the tuple is *satisfied* when its attention depends on at most ``c k``
+  free inputs, and otherwise k-depends on the first ``max(k, 1)`` such activations. While some
+  activation j is k-depended on by more than ``|V(j)| k H`` unsatisfied tuples, fix its inputs to
+  the value that attains the maximum for most of them (pigeonhole: more than ``k H``).
+* **Stage 3** (Lemmas 21–23): a random restriction fixing each free position with probability q
+  (uniform symbol), with the bad events ``X^(z)_{i,h}`` (an unsatisfied tuple none of whose
+  k-dependencies is fixed to a maximising value) and ``X_0`` (more than ``(1+δ) q`` of the free
+  positions fixed), made constructive by Moser–Tardos resampling (:mod:`hardsoft.limits.lll`).
+
+Parameters ``η, q, δ`` default to the split ``1-2η = 1-(1+δ)q = sqrt(C'/C)`` with ``δ = 1/2``,
+which satisfies ``(1-2η)(1-(1+δ)q) = C'/C`` (supplement Definition 5), where the per-layer
+ratio is ``C'/C = C_target^(1/L)``. The paper's k is astronomically large at practical n (see
+:func:`paper_k`); the practical default is ``k = 0`` (a tuple is satisfied only when its head's
+attention is *captured*: it depends on no free input), which keeps the dependency sets small.
+The soundness of the final result never relies on the lemma's bounds: the exact analysis of
+:mod:`hardsoft.limits.dependency` certifies the output's dependency set.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+from hardsoft.errors import HardsoftError
+from hardsoft.limits import lll
+from hardsoft.limits.dependency import (
+    DEFAULT_MAX_ROWS,
+    ActivationLayer,
+    TupleInfo,
+    analyse_head,
+    check_unique_hard,
+    embed_layer,
+    engine_model,
+    next_layer,
+    symbol_ids,
+)
+from hardsoft.limits.restriction import Restriction
+
+
+@dataclass
+class Params:
+    """The lemma's parameters. ``C``: target free fraction at the end, relative to the
+    positions free at the start; ``k``: the satisfaction parameter; ``eta, q, delta``: as in
+    supplement Definition 5 (None: derived from C and the number of layers)."""
+
+    C: float = 0.5
+    k: int = 0
+    eta: float | None = None
+    q: float | None = None
+    delta: float | None = None
+    max_rounds: int = 100
+    max_resamplings: int = 20_000
+    max_rows: int = DEFAULT_MAX_ROWS
+    seed: int = 0
+
+    def resolved(self, num_layers: int) -> Params:
+        """Fill in η, q, δ so that (1-2η)(1-(1+δ)q) = C^(1/L)."""
+        if not 0 < self.C <= 1:
+            raise HardsoftError(f"C must be in (0, 1], got {self.C}")
+        if self.k < 0:
+            raise HardsoftError(f"k must be >= 0, got {self.k}")
+        r = self.C ** (1.0 / max(1, num_layers))
+        sq = math.sqrt(r)
+        delta = 0.5 if self.delta is None else self.delta
+        eta = (1 - sq) / 2 if self.eta is None else self.eta
+        q = (1 - sq) / (1 + delta) if self.q is None else self.q
+        if not 0 < eta < 0.5 and self.C < 1:
+            raise HardsoftError(f"eta must be in (0, 1/2), got {eta}")
+        if not 0 <= q < 1 or not 0 <= (1 + delta) * q < 1:
+            raise HardsoftError(f"need 0 <= q and (1+delta) q < 1, got q={q}, delta={delta}")
+        return Params(
+            self.C,
+            self.k,
+            max(eta, 1e-9),
+            q,
+            delta,
+            self.max_rounds,
+            self.max_resamplings,
+            self.max_rows,
+            self.seed,
+        )
+
+
+@dataclass
+class LayerLog:
+    """What happened at one layer (fractions are of n)."""
+
+    layer: int
+    c_in: int = 0
+    free_start: float = 0.0
+    free_after_stage1: float = 0.0
+    free_after_stage2: float = 0.0
+    free_after_stage3: float = 0.0
+    stage1_fixed: int = 0
+    stage1_threshold: float = 0.0
+    stage2_rounds: int = 0
+    stage2_fixes: int = 0
+    stage2_positions: int = 0
+    tuples: int = 0
+    unsatisfied_after_stage2: int = 0
+    stage3_events: int = 0
+    resamplings: int = 0
+    mt_bound: float = 0.0
+    lll_condition: bool | None = None
+    mt_converged: bool = True
+    unsatisfied_final: int = 0
+    c_out: int = 0
+    paper_k: float = 0.0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def paper_k(c: int, H: int, eta: float, C: float, q: float, S: int = 2) -> float:
+    """The smallest k (a power of 2) meeting the supplement's conditions (12) and
+    ``|V|/k <= η C`` for the measured c, with A = 1/k², B = 1/2 (ignoring the n-dependent X_0
+    condition): the lemma's guarantee needs at least this k. Returns inf beyond 2^200."""
+    c = max(c, 1)
+    V = S**c
+    logD = math.log1p(-((q / S) ** c)) * eta * C / (c * c) if q > 0 else 0.0
+    k = 1.0
+    while k < 2.0**200:
+        A = 1 / (k * k)
+        f = (V * V / eta) * c * c * k * k * H / C
+        rhs = (math.log(A) + math.log(0.5) + f * math.log1p(-A)) / k if A < 1 else -math.inf
+        if logD <= rhs and V / k <= eta * C:
+            return k
+        k *= 2
+    return math.inf
+
+
+class _Builder:
+    """Holds the engine model and recomputes activations when the restriction changes."""
+
+    def __init__(self, model, restriction: Restriction, params: Params) -> None:
+        check_unique_hard(model)
+        self.model = engine_model(model)
+        self.sym = symbol_ids(self.model, restriction.alphabet)
+        self.rho = restriction
+        self.p = params
+        self.rng = np.random.default_rng(params.seed)
+        self.S = len(restriction.alphabet)
+        self.L = len(self.model.blocks)
+        self._cache: tuple[str, int, ActivationLayer] | None = None
+
+    # ------------------------------------------------------------------ activations
+    def layer_input(self, ell: int) -> ActivationLayer:
+        """``x^(ell)`` at every position under the current restriction."""
+        key = str(self.rho)
+        if self._cache and self._cache[0] == key and self._cache[1] == ell:
+            return self._cache[2]
+        X = embed_layer(self.model, self.rho, self.sym)
+        for b in range(ell):
+            sets = [
+                analyse_head(self.model, b, h, X) for h in range(len(self.model.blocks[b].heads))
+            ]
+            X = next_layer(self.model, b, X, sets, max_rows=self.p.max_rows)
+        self._cache = (key, ell, X)
+        return X
+
+    def query_positions(self, ell: int) -> np.ndarray | None:
+        return np.array([self.rho.n - 1]) if ell == self.L - 1 else None
+
+    def tuples(self, ell: int, X: ActivationLayer, c: int) -> list[TupleInfo]:
+        out: list[TupleInfo] = []
+        for h in range(len(self.model.blocks[ell].heads)):
+            hs = analyse_head(
+                self.model,
+                ell,
+                h,
+                X,
+                query_positions=self.query_positions(ell),
+                want_sets=False,
+                want_tuples=True,
+                k=self.p.k,
+                c=c,
+            )
+            out.extend(hs.tuples)
+        return out
+
+    def fix(self, assignment: dict[int, int]) -> None:
+        if assignment:
+            self.rho = self.rho.fix({p: self.rho.alphabet[s] for p, s in assignment.items()})
+
+    # ------------------------------------------------------------------ stages
+    def stage1(self, X: ActivationLayer, log: LayerLog, c: int) -> None:
+        counts = np.zeros(self.rho.n, dtype=np.int64)
+        for d in X.deps:
+            counts[d] += 1
+        C_cur = max(self.rho.free_fraction, 1e-12)
+        thr = c / (self.p.eta * C_cur) if c else math.inf
+        log.stage1_threshold = thr
+        hubs = [int(p) for p in np.nonzero(counts > thr)[0] if self.rho.symbols[p] is None]
+        self.fix({p: int(self.rng.integers(self.S)) for p in hubs})
+        log.stage1_fixed = len(hubs)
+
+    def _fix_activation(self, X: ActivationLayer, j: int, value: int) -> dict[int, int] | None:
+        """An assignment of j's still-free inputs giving j the value ``value`` (local id)."""
+        dep = X.deps[j]
+        from hardsoft.limits.dependency import assignments
+
+        assign = assignments(self.S, len(dep))
+        ok = X.tables[j] == value
+        idx = {a: i for i, a in enumerate(self.rho.alphabet)}
+        for t, p in enumerate(dep):
+            s = self.rho.symbols[int(p)]
+            if s is not None:
+                ok &= assign[:, t] == idx[s]
+        rows = np.nonzero(ok)[0]
+        if len(rows) == 0:
+            return None
+        row = assign[rows[0]]
+        return {int(p): int(row[t]) for t, p in enumerate(dep) if self.rho.symbols[int(p)] is None}
+
+    def _attainable(self, X: ActivationLayer, j: int) -> set[int]:
+        from hardsoft.limits.dependency import assignments
+
+        dep = X.deps[j]
+        assign = assignments(self.S, len(dep))
+        ok = np.ones(len(X.tables[j]), dtype=bool)
+        idx = {a: i for i, a in enumerate(self.rho.alphabet)}
+        for t, p in enumerate(dep):
+            s = self.rho.symbols[int(p)]
+            if s is not None:
+                ok &= assign[:, t] == idx[s]
+        return set(int(v) for v in np.unique(X.tables[j][ok]))
+
+    def stage2_round(self, ell: int, X: ActivationLayer, tuples: list[TupleInfo], log) -> int:
+        """One round of Definition 16 with lazy updates; returns the number of fixes."""
+        H = max(1, len(self.model.blocks[ell].heads))
+        unsat = [t for t in tuples if not t.satisfied]
+        dep_index: dict[int, list[int]] = {}
+        for ti, t in enumerate(unsat):
+            for j in t.kdeps:
+                dep_index.setdefault(j, []).append(ti)
+        live = np.ones(len(unsat), dtype=bool)
+        count = {j: len(v) for j, v in dep_index.items()}
+        done: set[int] = set()
+        fixes = 0
+        while True:
+            best, best_c = -1, -1
+            for j, cnt in count.items():
+                if j in done:
+                    continue
+                if cnt > X.num_values(j) * self.p.k * H and cnt > best_c:
+                    best, best_c = j, cnt
+            if best < 0:
+                break
+            j = best
+            done.add(j)
+            votes: dict[int, int] = {}
+            for ti in dep_index[j]:
+                if not live[ti]:
+                    continue
+                t = unsat[ti]
+                for v in t.maxvals[t.kdeps.index(j)]:
+                    votes[int(v)] = votes.get(int(v), 0) + 1
+            attainable = self._attainable(X, j)
+            choices = [(c, v) for v, c in votes.items() if v in attainable]
+            if not choices:
+                continue
+            _, v = max(choices)
+            assignment = self._fix_activation(X, j, v)
+            if assignment is None:
+                continue
+            self.fix(assignment)
+            fixes += 1
+            log.stage2_positions += len(assignment)
+            for ti in dep_index[j]:
+                if not live[ti]:
+                    continue
+                t = unsat[ti]
+                if v in set(int(x) for x in t.maxvals[t.kdeps.index(j)]):
+                    live[ti] = False
+                    for j2 in t.kdeps:
+                        count[j2] -= 1
+        return fixes
+
+    def stage3(self, ell: int, X: ActivationLayer, tuples: list[TupleInfo], log: LayerLog) -> None:
+        unsat = [t for t in tuples if not t.satisfied]
+        log.stage3_events = len(unsat)
+        if not unsat:
+            log.notes.append("stage 3 skipped: no unsatisfied tuple after stage 2")
+            return
+        free = [int(p) for p in self.rho.free_positions()]
+        var_of = {p: v for v, p in enumerate(free)}
+        q, delta, S = self.p.q, self.p.delta, self.S
+        limit = (1 + delta) * q * len(free)
+
+        def sample(rng: np.random.Generator, v: int):
+            return int(rng.integers(S)) if rng.random() < q else None
+
+        def make_event(t: TupleInfo) -> lll.Event:
+            acts = [(j, X.deps[j], set(int(x) for x in mv)) for j, mv in zip(t.kdeps, t.maxvals)]
+            vars_ = sorted({var_of[int(p)] for _, d, _ in acts for p in d if int(p) in var_of})
+
+            def occurs(a) -> bool:
+                for j, d, mv in acts:
+                    row = 0
+                    for p in d:
+                        s = a[var_of[int(p)]] if int(p) in var_of else None
+                        if s is None:
+                            break
+                        row = row * S + s
+                    else:
+                        if int(X.tables[j][row]) in mv:
+                            return False
+                return True
+
+            return lll.Event(tuple(vars_), occurs, f"X(h={t.head},i={t.position},z={t.z})")
+
+        events = [make_event(t) for t in unsat]
+        events.append(
+            lll.Event(
+                tuple(range(len(free))),
+                lambda a: sum(s is not None for s in a) > limit,
+                "X_0",
+            )
+        )
+        k = max(self.p.k, 1)
+        x = [1 / (k * k)] * len(unsat) + [0.5]
+        log.mt_bound = lll.mt_expected_bound(x)
+        nbrs = lll.dependency_graph(events[:-1])
+        c = max(1, log.c_in)
+        p_x = (1 - (q / S) ** c) ** max(
+            1.0, k / ((c * c) / (self.p.eta * max(log.free_start, 1e-9)))
+        )
+        probs = [p_x] * len(unsat)
+        log.lll_condition = lll.asymmetric_lll_holds(
+            probs, [s | {len(unsat)} for s in nbrs], x[:-1] + [0.5]
+        )
+        res = lll.moser_tardos(
+            len(free), sample, events, self.rng, max_resamplings=self.p.max_resamplings
+        )
+        log.resamplings = res.resamplings
+        log.mt_converged = res.converged
+        if not res.converged:
+            log.notes.append(
+                f"Moser-Tardos did not converge within {self.p.max_resamplings} resamplings; "
+                "stage 3 discarded, remaining tuples handled greedily (k = 0 rounds)"
+            )
+            return
+        self.fix({free[v]: s for v, s in enumerate(res.assignment) if s is not None})
+
+    # ------------------------------------------------------------------ one layer
+    def reduce_layer(self, ell: int) -> LayerLog:
+        t0 = time.perf_counter()
+        n = self.rho.n
+        log = LayerLog(layer=ell + 1, free_start=self.rho.free_fraction)
+        X = self.layer_input(ell)
+        c = X.max_dep()
+        log.c_in = c
+        H = len(self.model.blocks[ell].heads)
+        log.paper_k = paper_k(c, max(H, 1), self.p.eta, max(log.free_start, 1e-9), self.p.q, self.S)
+        self.stage1(X, log, c)
+        log.free_after_stage1 = self.rho.free_fraction
+        tuples: list[TupleInfo] = []
+        if H:
+            for _ in range(self.p.max_rounds):
+                X = self.layer_input(ell)
+                tuples = self.tuples(ell, X, c)
+                log.stage2_rounds += 1
+                fixes = self.stage2_round(ell, X, tuples, log)
+                log.stage2_fixes += fixes
+                if fixes == 0:
+                    break
+            else:
+                log.notes.append(f"stage 2 stopped after {self.p.max_rounds} rounds")
+            log.tuples = len(tuples)
+            log.unsatisfied_after_stage2 = sum(not t.satisfied for t in tuples)
+        log.free_after_stage2 = self.rho.free_fraction
+        if H and log.unsatisfied_after_stage2:
+            self.stage3(ell, X, tuples, log)
+            X = self.layer_input(ell)
+            tuples = self.tuples(ell, X, c)
+            if not log.mt_converged or any(not t.satisfied for t in tuples):
+                saved_k = self.p.k
+                self.p.k = 0
+                for _ in range(self.p.max_rounds):
+                    X = self.layer_input(ell)
+                    tuples = self.tuples(ell, X, c)
+                    if self.stage2_round(ell, X, tuples, log) == 0:
+                        break
+                self.p.k = saved_k
+                X = self.layer_input(ell)
+                tuples = self.tuples(ell, X, c)
+        log.free_after_stage3 = self.rho.free_fraction
+        log.unsatisfied_final = sum(not t.satisfied for t in tuples)
+        nxt = self._next(ell)
+        log.c_out = nxt.max_dep()
+        log.seconds = time.perf_counter() - t0
+        del n
+        return log
+
+    def _next(self, ell: int) -> ActivationLayer:
+        X = self.layer_input(ell)
+        qpos = self.query_positions(ell)
+        sets = [
+            analyse_head(self.model, ell, h, X, query_positions=qpos)
+            for h in range(len(self.model.blocks[ell].heads))
+        ]
+        return next_layer(self.model, ell, X, sets, positions=qpos, max_rows=self.p.max_rows)
+
+
+def reduce_depth(
+    model, restriction: Restriction, params: Params | None = None
+) -> tuple[Restriction, list[LayerLog], Params]:
+    """Apply the Depth Reduction Lemma layer by layer; returns the final restriction, the
+    per-layer log and the resolved parameters."""
+    params = (params or Params()).resolved(len(model.spec.layers))
+    b = _Builder(model, restriction, params)
+    logs = []
+    with torch.no_grad():
+        for ell in range(b.L):
+            logs.append(b.reduce_layer(ell))
+    return b.rho, logs, params
