@@ -403,7 +403,9 @@ class Builder:
             info = {
                 "gadget": f"lookup-{count.direction}",
                 "lambda": lam,
-                "bound": "residues: 2*sum_d exp(-lambda*d^2); value j/n: (2/n)*sum_d d*exp(-lambda*d^2)",
+                "bound": (
+                    "residues: 2*sum_d exp(-lambda*d^2); value j/n: (2/n)*sum_d d*exp(-lambda*d^2)"
+                ),
                 "error_bound": B.retrieval_residue_bound(lam),
                 "value_error_times_n": B.retrieval_value_bound(lam),
             }
