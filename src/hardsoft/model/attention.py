@@ -57,6 +57,19 @@ def block_may_be_allowed(mask: str, q_start: int, q_end: int, k_start: int, k_en
     return True
 
 
+def block_fully_allowed(mask: str, q_start: int, q_end: int, k_start: int, k_end: int) -> bool:
+    """Whether every pair of the block is allowed (the chunked path then skips masking)."""
+    if mask == "future":
+        return k_end - 1 <= q_start
+    if mask == "strict-future":
+        return k_end - 1 < q_start
+    if mask == "past":
+        return k_start >= q_end - 1
+    if mask == "strict-past":
+        return k_start > q_end - 1
+    return True
+
+
 def weights_from_scores(scores: torch.Tensor, allowed: torch.Tensor | None, weighting: str):
     """Attention weights ``[..., n_q, n_k]`` from scores (already scaled by 1/τ for softmax)."""
     if allowed is not None:
@@ -143,7 +156,11 @@ def attend_chunked(
             if not block_may_be_allowed(mask, qs, qe, ks, ke):
                 continue
             s = (qc @ k[:, ks:ke].transpose(-1, -2)) * score_scale
-            allowed = allowed_block(mask, qs, qe, ks, ke, q.device)
+            allowed = (
+                None
+                if block_fully_allowed(mask, qs, qe, ks, ke)
+                else allowed_block(mask, qs, qe, ks, ke, q.device)
+            )
             if allowed is not None:
                 s = s.masked_fill(~allowed, NEG_INF)
             bmax = s.amax(dim=-1)
