@@ -148,5 +148,6 @@ def _print_table(data: dict) -> None:
             f"log-log slope of the max influence: {data['slope']:.3f} [{lo:.3f}, {hi:.3f}]"
         )
     if data["bound_reasons"]:
-        console.print("no bound: " + "; ".join(data["bound_reasons"]))
-    console.print("bound respected" if data["ok"] else "[red]bound violated[/red]")
+        console.print("no bound to check: " + "; ".join(data["bound_reasons"]))
+    else:
+        console.print("bound respected" if data["ok"] else "[red]bound violated[/red]")

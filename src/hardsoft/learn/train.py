@@ -27,8 +27,9 @@ import torch.nn.functional as F
 
 from hardsoft.errors import HardsoftError
 from hardsoft.learn.data import get_process, sample_batch, training_length
-from hardsoft.learn.models import ArchConfig, build_model, load_trained, logits, model_file
+from hardsoft.learn.models import ARCHS, ArchConfig, build_model, load_trained, logits, model_file
 from hardsoft.learn.models import save_trained as _save_model
+from hardsoft.model import parse_feature
 
 SCHEDULES = ("cosine", "constant")
 
@@ -59,6 +60,12 @@ class TrainConfig:
             raise HardsoftError(f"need 1 <= min_n <= max_n, got {self.min_n}, {self.max_n}")
         if self.steps < 0 or self.batch_size < 1 or self.lr <= 0:
             raise HardsoftError("steps must be >= 0, batch size >= 1 and lr > 0")
+        if self.arch.arch not in ARCHS:
+            raise HardsoftError(f"unknown architecture {self.arch.arch!r} (one of {ARCHS})")
+        if self.arch.arch == "transformer":
+            for name in self.arch.features.split(","):
+                if name.strip():
+                    parse_feature(name)
         if self.schedule not in SCHEDULES:
             raise HardsoftError(f"unknown schedule {self.schedule!r} (one of {SCHEDULES})")
 
@@ -189,8 +196,12 @@ def train(
     device: str = "cpu",
     resume: bool = True,
     show_progress: bool = True,
+    stop_after: int | None = None,
 ) -> dict[str, Any]:
-    """Train (or resume) the run in ``run_dir``; returns the metrics dict (also metrics.json)."""
+    """Train (or resume) the run in ``run_dir``; returns the metrics dict (also metrics.json).
+
+    ``stop_after`` ends this call after that many steps (checkpointed), as an interruption
+    would; calling again resumes."""
     cfg.validate()
     run = Path(run_dir)
     if run.exists() and not run.is_dir():
@@ -213,7 +224,8 @@ def train(
     running: list[float] = []
     with progress:
         task = progress.add_task("train", total=cfg.steps, completed=st.step, loss="-")
-        while st.step < cfg.steps:
+        end = cfg.steps if stop_after is None else min(cfg.steps, st.step + stop_after)
+        while st.step < end:
             started = time.perf_counter()
             rng = np.random.default_rng([cfg.seed, st.step])
             n = training_length(rng, cfg.min_n, cfg.max_n)
@@ -235,7 +247,7 @@ def train(
                 st.history.append({"step": st.step, "loss": mean, "lr": lr_at(cfg, st.step - 1)})
                 running = []
                 progress.update(task, completed=st.step, loss=f"{mean:.4f}")
-            if st.step % cfg.checkpoint_every == 0 or st.step == cfg.steps:
+            if st.step % cfg.checkpoint_every == 0 or st.step == end:
                 _checkpoint(cfg, run, st)
     if st.step == 0 or not model_file(run, cfg.arch.arch).is_file():
         _checkpoint(cfg, run, st)
