@@ -101,6 +101,7 @@ class Builder:
         self.cache: dict[object, object] = {}
         self.moduli: dict[Count, set[int]] = {}
         self.need_r: dict[Count, int] = {}
+        self.rounded: dict[str, str] = {}  # approximate head output -> its rounded coordinate
         self.one = self.feat("1")
 
     # ---- residual bookkeeping
@@ -225,6 +226,7 @@ class Builder:
             },
         )
         self.add_neurons(layer, round_bool(tmp, dst))
+        self.rounded[tmp] = dst
         return Value({dst: 1.0}, 2 * layer + 2)
 
     # ---- counting
@@ -337,6 +339,7 @@ class Builder:
             Neuron(dict(gated), -0.25 - big, {dst: -2.0}),
         ]
         self.add_neurons(layer, neurons)
+        self.rounded[tmp] = dst
         return Value({dst: 1.0}, 2 * layer + 2)
 
     def _geq(self, term: Lin) -> Value:
@@ -416,6 +419,7 @@ class Builder:
             if self.soft:
                 dst = self.new(f"residue{m}")
                 self.add_neurons(layer, round_bool(tmp, dst))
+                self.rounded[tmp] = dst
                 result["res"][(m, rho)] = Value({dst: 1.0}, 2 * layer + 2)
             else:
                 result["res"][(m, rho)] = Value({tmp: 1.0}, 2 * layer + 1)
@@ -547,4 +551,5 @@ def compile_formula(
     )
     model.meta["formula"] = text
     model.meta["kind"] = "compiled-formula"
+    model.meta["rounded"] = dict(b.rounded)
     return model
