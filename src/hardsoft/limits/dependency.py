@@ -503,15 +503,18 @@ class Analysis:
 
 
 def output_table(model, X: ActivationLayer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Output dependency set, output rows and acceptance over assignments of it."""
+    """Output dependency set (pruned to the positions the output row really depends on),
+    output rows and acceptance over assignments of it."""
     j = X.n - 1
     vals = X.values[X.offset[j] : X.offset[j + 1]]
     with torch.no_grad():
         if model.spec.layer_norm == "pre":
             vals = model.ln_final(vals)
         y = vals @ model.W_U + model.b_U
-    rows = y[torch.from_numpy(X.tables[j])].cpu().numpy()
-    return X.deps[j], rows, rows[:, 0] > 0.5
+    uniq, inv = _dedupe(y)
+    dep, table = _prune(X.deps[j], inv[X.tables[j]].astype(np.int64), X.S)
+    rows = uniq[torch.from_numpy(table)].cpu().numpy()
+    return dep, rows, rows[:, 0] > 0.5
 
 
 def analyse(

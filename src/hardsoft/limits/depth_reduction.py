@@ -114,6 +114,7 @@ class LayerLog:
     stage3_events: int = 0
     resamplings: int = 0
     mt_bound: float = 0.0
+    mt_expected_independent: float = 0.0
     lll_condition: bool | None = None
     mt_converged: bool = True
     unsatisfied_final: int = 0
@@ -325,6 +326,17 @@ class _Builder:
             return lll.Event(tuple(vars_), occurs, f"X(h={t.head},i={t.position},z={t.z})")
 
         events = [make_event(t) for t in unsat]
+        # P(X_t) if the k-dependencies' inputs were disjoint: each activation j is fixed to a
+        # maximising value with probability q^|D_j| * (#maximising rows) / S^|D_j|
+        p_hat = []
+        for t in unsat:
+            p_avoid_not = 1.0
+            for j, mv in zip(t.kdeps, t.maxvals):
+                d = len(X.deps[j])
+                hit = float(np.isin(X.tables[j], mv).sum()) / (S**d)
+                p_avoid_not *= 1.0 - (q**d) * hit
+            p_hat.append(p_avoid_not)
+        log.mt_expected_independent = float(sum(p / (1 - p) if p < 1 else math.inf for p in p_hat))
         events.append(
             lll.Event(
                 tuple(range(len(free))),

@@ -183,3 +183,33 @@ def flip_test(
         max_diff = max(max_diff, float((a.outputs[:, -1] - c.outputs[:, -1]).abs().max()))
         done += b
     return {"trials": trials, "changed": changed, "max_output_difference": max_diff}
+
+
+def contrast_check(model, language: str, n: int, *, samples: int = 200, seed: int = 0) -> dict:
+    """Seed 001 §5's contrast: run the engine on a model that recognises ``language`` and check
+    that the restriction it builds forces the answer — the output is constant over the
+    dependency set, and every sampled completion of the restriction has the same membership
+    (so no witness can exist)."""
+    from hardsoft.languages import get_language
+
+    result = restrict(model, n, language, seed=seed)
+    lang = get_language(language)
+    rng = np.random.default_rng(seed)
+    words = [result.restriction.random_completion(rng) for _ in range(samples)]
+    members = [bool(lang.member(w)) for w in words]
+    with torch.no_grad():
+        acc = model(model.encode(words)).accept.cpu().numpy()
+    fixed = {int(p) + 1: s for p, s in enumerate(result.restriction.symbols) if s is not None}
+    return {
+        "language": language,
+        "n": n,
+        "restriction": str(result.restriction),
+        "fixed": fixed,
+        "free_fraction": result.restriction.free_fraction,
+        "output_constant": result.analysis.output_constant,
+        "constant_accept": bool(result.analysis.accept_table[0]),
+        "completions_all_same_membership": len(set(members)) == 1,
+        "completions_in_language": int(sum(members)),
+        "model_correct_on_completions": bool(np.all(acc == np.array(members))),
+        "witness_verified": bool(result.witness and result.witness.verified),
+    }
