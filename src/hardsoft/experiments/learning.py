@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
-from hardsoft.experiments.sensitivity import cpu_threads  # noqa: E402
+from hardsoft.experiments.sensitivity import cpu_threads, finite  # noqa: E402
 from hardsoft.learn import (  # noqa: E402
     ArchConfig,
     TrainConfig,
@@ -164,4 +164,4 @@ def run(ctx: Context) -> Result:
             else ""
         )
     )
-    return Result(metrics=metrics, figures=[fig_path.name], tables=[table], summary=summary)
+    return Result(metrics=finite(metrics), figures=[fig_path.name], tables=[table], summary=summary)

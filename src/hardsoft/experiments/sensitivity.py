@@ -47,6 +47,17 @@ def balanced_words(n: int, count: int, rng: np.random.Generator) -> np.ndarray:
     return np.stack([rng.permutation(np.arange(n) % 2) for _ in range(count)])
 
 
+def finite(obj):
+    """``obj`` with NaN/inf floats replaced by None (the results store needs strict JSON)."""
+    if isinstance(obj, float):
+        return obj if np.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
 def _fit_text(rep: SensitivityReport, key: str, n_min: int) -> tuple[float, float, float]:
     fit = rep.slope(key, n_min=n_min)
     return (fit.slope, fit.ci[0], fit.ci[1]) if fit else (float("nan"),) * 3
@@ -180,7 +191,7 @@ def run(ctx: Context) -> Result:
         "(figure, panel b)."
     )
     metrics["violations"] = violations
-    return Result(metrics=metrics, figures=figures, tables=[table], summary=summary)
+    return Result(metrics=finite(metrics), figures=figures, tables=[table], summary=summary)
 
 
 def _figure_random(ctx: Context, reports, small, mode: str, fit_min: int) -> str:
