@@ -34,8 +34,9 @@ def reproduce_cmd(
         if as_json:
             print_json({"experiments": rows})
         else:
+            width = max(len(r["name"]) for r in rows)
             for r in rows:
-                console.print(f"{r['name']:24s} {r['title']}")
+                print(f"{r['name']:{width}s}  {r['title']}")
         return
     names = [n.strip() for n in only.split(",") if n.strip()] if only else None
     summary = reproduce(
