@@ -277,3 +277,13 @@ def test_random_past_formulas_causal(seed: int) -> None:
     model = compile_formula(formula, "ab", "soft-temperature", causal=True)
     for n in range(1, 7):
         assert_agrees(model, formula, "ab", all_ids(2, n))
+
+
+def test_certified_temperature_is_sufficient_but_not_wasteful() -> None:
+    """The bisection of the compiler experiment: the certified τ is exact (s = 1 works), a
+    much softer τ is not (s_max is finite), at two lengths."""
+    from hardsoft.experiments.compiler import largest_exact_factor
+
+    for n in (16, 64):
+        s = largest_exact_factor("Y '1'", "01", n, strings=4, seed=0)
+        assert 1.0 <= s < 2.0**10
