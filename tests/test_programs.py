@@ -312,3 +312,22 @@ def test_cli_error_exit_code_and_message(tmp_path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+
+
+def test_models_pass_hardsoft_check_against_the_language(tmp_path) -> None:
+    """The saved models work with ``hardsoft check MODEL --language NAME`` (another team's
+    checker reading the language oracle)."""
+    runner = CliRunner()
+    for name, k, lang in (("dyck", 1, "dyck1"), ("khop", 2, "khop2")):
+        path = tmp_path / f"{lang}.safetensors"
+        args = ["program", name, "--target", "soft-temperature", "-o", str(path)]
+        res = runner.invoke(app, [*args, "--k", str(k)])
+        assert res.exit_code == 0, res.output
+        res = runner.invoke(
+            app,
+            ["check", str(path), "--language", lang, "--exhaustive-max-n", "6",
+             "--random-n", "64", "--samples", "6", "--json"],
+        )  # fmt: skip
+        assert res.exit_code == 0, res.output
+        report = json.loads(res.stdout)
+        assert report["mismatches"] == 0 and report["checked_strings"] > 6
