@@ -35,7 +35,9 @@ def check_compiled(
     """The uniform–tieless check of a compiled program at the given lengths."""
     prog = compiled.program
     sampled = {
-        n: sample_words(prog.reference or None, prog.alphabet, n, samples, seed + n)
+        n: sample_words(
+            prog.reference or None, prog.alphabet, n, samples, seed + n, uniform_share=0.5
+        )
         for n in sampled_lengths
     }
     return check_model(

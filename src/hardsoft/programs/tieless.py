@@ -195,17 +195,27 @@ def check_model(
     return TielessReport(heads, lengths, program_gap or model.meta.get("program_gap"))
 
 
-def sample_words(language_name: str | None, alphabet, n: int, count: int, seed: int) -> list[str]:
-    """Half balanced (members and near misses) where the language allows, half uniform."""
+def sample_words(
+    language_name: str | None,
+    alphabet,
+    n: int,
+    count: int,
+    seed: int,
+    uniform_share: float = 0.0,
+) -> list[str]:
+    """``count`` words of length n: for a language, ``sample_balanced`` (half members, half
+    one-edit near misses) except a ``uniform_share`` of uniform strings; for a task (or where
+    the language has no members at n), uniform strings."""
     rng = np.random.default_rng(seed)
     words: list[str] = []
+    n_uniform = round(count * uniform_share)
     if language_name:
         from hardsoft.languages import get_language
 
         lang = get_language(language_name)
         if lang.kind == "language":
             try:
-                words, _ = lang.sample_balanced(n, count - count // 2, rng)
+                words, _ = lang.sample_balanced(n, count - n_uniform, rng)
             except HardsoftError:
                 words = []
     codes = rng.integers(0, len(alphabet), size=(count - len(words), n))
