@@ -341,3 +341,13 @@ def test_cli_sensitivity_errors(tmp_path) -> None:
         parse_lengths("a,b")
     res = CliRunner().invoke(app, ["sensitivity", str(tmp_path)])
     assert res.exit_code != 0 and "model.safetensors" in str(res.exception)
+
+
+def test_experiments_registered_and_metrics_are_strict_json() -> None:
+    from hardsoft.experiments import all_experiments
+    from hardsoft.experiments.sensitivity import finite
+
+    names = {e.name for e in all_experiments()}
+    assert {"soft-attention-sensitivity", "learning-theorem6"} <= names
+    cleaned = finite({"a": [1.0, float("nan")], "b": (float("inf"), 2), "c": "x"})
+    assert json.dumps(cleaned, allow_nan=False) == '{"a": [1.0, null], "b": [null, 2], "c": "x"}'
