@@ -231,3 +231,17 @@ def test_parity_lookup_at_larger_n(n):
     m = parity_lookup_model(8)
     r = restrict(m, n, "parity-even")
     _check_witness(m, r, "parity-even")
+
+
+@pytest.mark.parametrize("formula", ["Y '1'", "'1' S '0'", "E '1'"])
+def test_compiled_hard_models(formula):
+    """Models from the compiler (unique-hard heads with strict masks and exact ties): "E '1'"
+    has local heads (the nearest 1 to the left/right), where full capture (k = 0) would fix
+    every position, so the automatic choice of k moves on to k > 0."""
+    from hardsoft.compile import compile_formula
+
+    m = compile_formula(formula, "01", target="hard")
+    r = restrict(m, 64, "parity-even")
+    _check_witness(m, r, "parity-even")
+    assert r.restriction.free_fraction >= 0.5
+    assert flip_test(m, r, trials=300, seed=4)["changed"] == 0

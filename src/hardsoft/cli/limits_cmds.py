@@ -21,7 +21,9 @@ def restrict_cmd(
     C: float = typer.Option(
         0.5, "--C", help="Target free fraction (of the positions free at the start)."
     ),
-    k: int = typer.Option(0, "--k", min=0, help="Satisfaction parameter k of the lemma."),
+    k: int = typer.Option(
+        None, "--k", min=0, help="Satisfaction parameter k of the lemma (default: auto)."
+    ),
     seed: int = typer.Option(0, "--seed"),
     max_rows: int = typer.Option(
         1 << 14, "--max-rows", help="Cap on the assignments enumerated per activation."

@@ -56,7 +56,7 @@ def check_unique_hard(model) -> None:
 
 def engine_model(model):
     """A float64 copy of ``model`` for the analysis (the original is what witnesses run)."""
-    m = copy.deepcopy(model).to(torch.float64)
+    m = copy.deepcopy(model).to(device="cpu", dtype=torch.float64)
     m.eval()
     return m
 

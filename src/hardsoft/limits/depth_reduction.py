@@ -57,12 +57,12 @@ class Params:
     supplement Definition 5 (None: derived from C and the number of layers)."""
 
     C: float = 0.5
-    k: int = 0
+    k: int | None = None
     eta: float | None = None
     q: float | None = None
     delta: float | None = None
     max_rounds: int = 100
-    max_resamplings: int = 20_000
+    max_resamplings: int = 5_000
     max_rows: int = DEFAULT_MAX_ROWS
     seed: int = 0
 
@@ -70,7 +70,7 @@ class Params:
         """Fill in η, q, δ so that (1-2η)(1-(1+δ)q) = C^(1/L)."""
         if not 0 < self.C <= 1:
             raise HardsoftError(f"C must be in (0, 1], got {self.C}")
-        if self.k < 0:
+        if self.k is not None and self.k < 0:
             raise HardsoftError(f"k must be >= 0, got {self.k}")
         r = self.C ** (1.0 / max(1, num_layers))
         sq = math.sqrt(r)
@@ -99,6 +99,7 @@ class LayerLog:
     """What happened at one layer (fractions are of n)."""
 
     layer: int
+    k: int = 0
     c_in: int = 0
     free_start: float = 0.0
     free_after_stage1: float = 0.0
@@ -145,6 +146,9 @@ def paper_k(c: int, H: int, eta: float, C: float, q: float, S: int = 2) -> float
     return math.inf
 
 
+K_SCHEDULE = (0, 1, 2, 4, 8)
+
+
 class _Builder:
     """Holds the engine model and recomputes activations when the restriction changes."""
 
@@ -153,6 +157,7 @@ class _Builder:
         self.model = engine_model(model)
         self.sym = symbol_ids(self.model, restriction.alphabet)
         self.rho = restriction
+        self.auto_k = params.k is None
         self.p = params
         self.rng = np.random.default_rng(params.seed)
         self.S = len(restriction.alphabet)
@@ -241,8 +246,11 @@ class _Builder:
                 ok &= assign[:, t] == idx[s]
         return set(int(v) for v in np.unique(X.tables[j][ok]))
 
-    def stage2_round(self, ell: int, X: ActivationLayer, tuples: list[TupleInfo], log) -> int:
-        """One round of Definition 16 with lazy updates; returns the number of fixes."""
+    def stage2_round(
+        self, ell: int, X: ActivationLayer, tuples: list[TupleInfo], log, zero_threshold=False
+    ) -> int:
+        """One round of Definition 16 with lazy updates; returns the number of fixes.
+        ``zero_threshold``: fix while any unsatisfied tuple remains (greedy hitting set)."""
         H = max(1, len(self.model.blocks[ell].heads))
         unsat = [t for t in tuples if not t.satisfied]
         dep_index: dict[int, list[int]] = {}
@@ -258,7 +266,8 @@ class _Builder:
             for j, cnt in count.items():
                 if j in done:
                     continue
-                if cnt > X.num_values(j) * self.p.k * H and cnt > best_c:
+                thr = 0 if zero_threshold else X.num_values(j) * self.p.k * H
+                if cnt > thr and cnt > best_c:
                     best, best_c = j, cnt
             if best < 0:
                 break
@@ -364,16 +373,51 @@ class _Builder:
         if not res.converged:
             log.notes.append(
                 f"Moser-Tardos did not converge within {self.p.max_resamplings} resamplings; "
-                "stage 3 discarded, remaining tuples handled greedily (k = 0 rounds)"
+                "stage 3 discarded, remaining tuples satisfied greedily (stage-2 rounds with "
+                "threshold 0)"
             )
             return
         self.fix({free[v]: s for v, s in enumerate(res.assignment) if s is not None})
 
     # ------------------------------------------------------------------ one layer
     def reduce_layer(self, ell: int) -> LayerLog:
+        """Run the three stages at layer ``ell``. With ``k=None`` (auto) try k = 0, 1, 2, 4,
+        8 in turn and keep the first attempt that stays above the per-layer target free
+        fraction with enumerable activations (else the attempt keeping most positions free)."""
+        if self.auto_k is False:
+            return self._attempt(ell)
+        start = self.rho
+        ratio = self.p.C ** (1.0 / max(1, self.L))
+        best: tuple[float, LayerLog, Restriction] | None = None
+        tried = []
+        for k in K_SCHEDULE:
+            self.rho = start
+            self.p.k = k
+            try:
+                log = self._attempt(ell)
+            except HardsoftError as exc:
+                tried.append(f"k={k}: {exc}")
+                continue
+            tried.append(f"k={k}: free {log.free_after_stage3:.3f}, c {log.c_out}")
+            if best is None or log.free_after_stage3 > best[0]:
+                best = (log.free_after_stage3, log, self.rho)
+            if log.free_after_stage3 >= ratio * log.free_start - 1e-12:
+                break
+        if best is None:
+            raise HardsoftError(
+                f"layer {ell + 1}: every k in {K_SCHEDULE} exceeded the enumeration cap; "
+                "raise --max-rows"
+            )
+        _, log, self.rho = best
+        self.p.k = log.k
+        if len(tried) > 1:
+            log.notes.append("auto k: " + "; ".join(tried))
+        return log
+
+    def _attempt(self, ell: int) -> LayerLog:
         t0 = time.perf_counter()
         n = self.rho.n
-        log = LayerLog(layer=ell + 1, free_start=self.rho.free_fraction)
+        log = LayerLog(layer=ell + 1, free_start=self.rho.free_fraction, k=self.p.k)
         X = self.layer_input(ell)
         c = X.max_dep()
         log.c_in = c
@@ -401,17 +445,20 @@ class _Builder:
             X = self.layer_input(ell)
             tuples = self.tuples(ell, X, c)
             if not log.mt_converged or any(not t.satisfied for t in tuples):
-                saved_k = self.p.k
-                self.p.k = 0
                 for _ in range(self.p.max_rounds):
                     X = self.layer_input(ell)
                     tuples = self.tuples(ell, X, c)
-                    if self.stage2_round(ell, X, tuples, log) == 0:
+                    if self.stage2_round(ell, X, tuples, log, zero_threshold=True) == 0:
                         break
-                self.p.k = saved_k
                 X = self.layer_input(ell)
                 tuples = self.tuples(ell, X, c)
         log.free_after_stage3 = self.rho.free_fraction
+        ratio = self.p.C ** (1.0 / max(1, self.L))
+        if log.free_after_stage3 < ratio * log.free_start - 1e-12:
+            log.notes.append(
+                f"free fraction {log.free_after_stage3:.3f} is below the lemma's per-layer "
+                f"target C'/C * {log.free_start:.3f} = {ratio * log.free_start:.3f}"
+            )
         log.unsatisfied_final = sum(not t.satisfied for t in tuples)
         nxt = self._next(ell)
         log.c_out = nxt.max_dep()
@@ -440,4 +487,6 @@ def reduce_depth(
     with torch.no_grad():
         for ell in range(b.L):
             logs.append(b.reduce_layer(ell))
+    if b.auto_k:
+        params.k = None
     return b.rho, logs, params
