@@ -287,3 +287,10 @@ def test_certified_temperature_is_sufficient_but_not_wasteful() -> None:
     for n in (16, 64):
         s = largest_exact_factor("Y '1'", "01", n, strings=4, seed=0)
         assert 1.0 <= s < 2.0**10
+
+
+def test_experiment_is_registered() -> None:
+    from hardsoft.experiments import all_experiments
+
+    names = {e.name: e for e in all_experiments()}
+    assert "compiler" in names and names["compiler"].seed_ref == "003 §4"
