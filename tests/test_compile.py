@@ -294,3 +294,43 @@ def test_experiment_is_registered() -> None:
 
     names = {e.name: e for e in all_experiments()}
     assert "compiler" in names and names["compiler"].seed_ref == "003 §4"
+
+
+@pytest.mark.parametrize("n", [10_000, 100_000, 1_000_000])
+def test_float64_margins_at_large_n(n: int) -> None:
+    """The soft-temperature gadgets' scores, built from the same position features and τ(n)
+    in float64, keep their proven margins at large n (one query row each, O(n) work): the
+    lookup puts >= 1 − ε_res on j = C, the sign head >= 1 − ε on the right parity, the shift
+    head >= 1 − ε_shift on the witness."""
+    from hardsoft.model import feature_matrix
+    from hardsoft.model.attention import weights_from_scores
+
+    feats = feature_matrix(["i/n*1/n", "(i/n)^2", "(-1)^i", "i/n"], n)
+    j_n2, j2, alt, j_over_n = feats.T
+    lam = B.choose_retrieval_lambda(1)
+    rng = np.random.default_rng(n)
+    for big_n in (n, n // 2 + 1, 1):  # N = i (prefix) or n − i + 1 (suffix): any value <= n
+        for c in {0, 1, big_n, int(rng.integers(0, big_n + 1))}:
+            q = torch.tensor([2.0 * c / big_n, 1.0 / big_n], dtype=torch.float64)
+            scores = (q[0] * j_n2 - q[1] * j2) / eval_tau(f"1/({lam}*n**3)", n)
+            w = weights_from_scores(scores[None, :], None, "softmax")[0]
+            target = max(c, 1) - 1
+            assert 1 - float(w[target]) <= B.retrieval_residue_bound(lam) + 1e-9
+            value = float(w @ j_over_n)
+            assert abs(value - (target + 1) / n) <= B.retrieval_value_bound(lam) / n + 1e-12
+    for d in (-3, -1, 0, 2, 5):
+        x = (d + 0.5) / n
+        scores = x * alt / eval_tau("1/(4*n)", n)
+        w = weights_from_scores(scores[None, :], None, "softmax")[0]
+        even = float(w[1::2].sum())  # positions 2, 4, ... (0-based odd indices)
+        expected = 1.0 if d >= 0 else 0.0
+        assert abs(even - expected) <= B.sign_bound(0.5, B.SIGN_LAMBDA)
+    i = n  # the shift at the last position: witness = the rightmost P before i
+    p = torch.from_numpy((rng.random(n) < 0.001).astype(np.float64))
+    p[i - 1] = 0.0
+    p[int(rng.integers(0, i - 1))] = 1.0
+    scores = (p + 0.5 * j_over_n) / eval_tau("1/(8*n)", n)
+    allowed = torch.arange(n) < i - 1
+    w = weights_from_scores(scores[None, :], allowed[None, :], "softmax")[0]
+    witness = int(torch.nonzero(p[: i - 1]).max())
+    assert 1 - float(w[witness]) <= B.shift_bound(B.SHIFT_LAMBDA, n)
