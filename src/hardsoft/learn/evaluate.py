@@ -77,8 +77,10 @@ def cross_entropy_by_length(
     for k, n in enumerate(lengths):
         rng = np.random.default_rng([seed, n])
         total, entropy, count = 0.0, 0.0, 0
-        for start in range(0, samples, batch_size):
-            size = min(batch_size, samples - start)
+        # keep the attention scores of one batch (B·n² per head) around 64M entries
+        step = max(1, min(batch_size, (1 << 26) // (n * n)))
+        for start in range(0, samples, step):
+            size = min(step, samples - start)
             b = sample_batch(process, n, size, rng, device=device)
             out = logits(model, b.tokens)[:, -1].double()
             target = b.targets[:, -1].double()
