@@ -351,3 +351,21 @@ def test_experiments_registered_and_metrics_are_strict_json() -> None:
     assert {"soft-attention-sensitivity", "learning-theorem6"} <= names
     cleaned = finite({"a": [1.0, float("nan")], "b": (float("inf"), 2), "c": "x"})
     assert json.dumps(cleaned, allow_nan=False) == '{"a": [1.0, null], "b": [null, 2], "c": "x"}'
+
+
+def test_cli_exit_code_one_on_violation(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "m.safetensors"
+    save_model(random_model(layers=1, position_features=BOUNDED, seed=0), path)
+    real = sens.corrected_bound
+
+    def tiny(m, n):
+        b = real(m, n)
+        b.other = [0.0] * len(b.other)
+        return b
+
+    monkeypatch.setattr(sens, "corrected_bound", tiny)
+    res = CliRunner().invoke(
+        app, ["sensitivity", str(path), "--lengths", "8,16", "--samples", "1", "--flips", "2"]
+    )
+    assert res.exit_code == 1
+    assert "bound violated at n=8" in res.output and "input '" in res.output
