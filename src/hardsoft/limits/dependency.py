@@ -35,8 +35,9 @@ from hardsoft.errors import HardsoftError
 from hardsoft.limits.restriction import Restriction
 from hardsoft.model.features import feature_matrix
 
-INT_MIN = torch.iinfo(torch.int64).min
-INT_MAX = torch.iinfo(torch.int64).max
+# combined keys round(score/eps) * n + tie are integers below 1e10 * n < 2^53: exact in float64
+INT_MIN = float("-inf")
+INT_MAX = float("inf")
 SNAP = 1e-10
 DEFAULT_MAX_ROWS = 1 << 14
 _CHUNK_ENTRIES = 1 << 23
@@ -273,7 +274,7 @@ def analyse_head(
     bound = float(Q.norm(dim=1).max()) * float(K.norm(dim=1).max()) * scale if len(Q) else 0.0
     eps = SNAP * max(bound, 1e-300)
     owner = torch.from_numpy(X.owner)
-    tie = owner if spec.weighting == "rightmost" else (n - 1 - owner)
+    tie = (owner if spec.weighting == "rightmost" else (n - 1 - owner)).to(torch.float64)
     c = X.max_dep() if c is None else c
     sat_bound = c * k
     k_track = max(k, 1)
@@ -287,20 +288,38 @@ def analyse_head(
     qpos_all = X.owner[qids]
     out = HeadSets(head_out=OV, query_of=X.owner)
     Nv = K.shape[0]
-    chunk = max(1, _CHUNK_ENTRIES // max(Nv, n, 1))
+    counts_v = np.diff(X.offset)
+    vmax = int(counts_v.max()) if n else 1
+    pad_idx = None
+    if vmax <= 8:  # gather into [z, n, vmax] (pad with the position's first value) beats scatter
+        t = np.arange(vmax)[None, :]
+        pad_idx = torch.from_numpy(
+            X.offset[:-1, None] + np.minimum(t, counts_v[:, None] - 1)
+        )
+    chunk = max(1, _CHUNK_ENTRIES // max(Nv, n * vmax, 1))
     for start in range(0, len(qids), chunk):
         zc = torch.from_numpy(qids[start : start + chunk])
         qp = torch.from_numpy(qpos_all[start : start + chunk])
         with torch.no_grad():
             s = (Q[zc] @ K.T) * scale
-        key = torch.round(s / eps).to(torch.int64) * n + tie[None, :]
-        idx = owner[None, :].expand(len(zc), Nv)
-        M = torch.full((len(zc), n), INT_MIN, dtype=torch.int64).scatter_reduce(
-            1, idx, key, "amax", include_self=True
-        )
-        m = torch.full((len(zc), n), INT_MAX, dtype=torch.int64).scatter_reduce(
-            1, idx, key, "amin", include_self=True
-        )
+        s.div_(eps).round_()
+        key = s.mul_(n).add_(tie[None, :])
+        del s
+        if pad_idx is not None:
+            M = key[:, pad_idx[:, 0]]
+            m = M.clone()
+            for t in range(1, pad_idx.shape[1]):
+                kt = key[:, pad_idx[:, t]]
+                torch.maximum(M, kt, out=M)
+                torch.minimum(m, kt, out=m)
+        else:
+            idx = owner[None, :].expand(len(zc), Nv)
+            M = torch.full((len(zc), n), INT_MIN, dtype=key.dtype).scatter_reduce(
+                1, idx, key, "amax", include_self=True
+            )
+            m = torch.full((len(zc), n), INT_MAX, dtype=key.dtype).scatter_reduce(
+                1, idx, key, "amin", include_self=True
+            )
         allowed = _allowed(spec.mask, qp, n)
         if allowed is not None:
             M = M.masked_fill(~allowed, INT_MIN)
@@ -428,7 +447,7 @@ def next_layer(
                         continue
                     keys = hs.keys[int(z)]
                     base = 0
-                    best_key = np.full(len(sel), np.iinfo(np.int64).min, dtype=np.int64)
+                    best_key = np.full(len(sel), -np.inf)
                     best_vid = np.full(len(sel), -1, dtype=np.int64)
                     for j in cj:
                         j = int(j)
