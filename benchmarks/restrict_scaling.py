@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import resource
 import subprocess
 import sys
@@ -58,9 +59,12 @@ def main() -> None:
     ap.add_argument("--lengths", default="256,1024,4096")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch default)")
     ap.add_argument("--out", type=Path, default=None, help="Also write the Markdown here.")
     ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     if args.worker is not None:
         print(json.dumps(worker(args.worker, args.device, args.seed)))
         return
@@ -84,6 +88,7 @@ def main() -> None:
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         print(rows[-1], flush=True)
     env = environment(args.device)
+    env["load_average"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     lines = [
         "# restrict_scaling: the restriction engine's time and memory against n",
         "",
