@@ -179,16 +179,12 @@ def test_cli_language_mode(tmp_path) -> None:
     ],
 )
 def test_cli_compile_user_errors(args: list[str]) -> None:
-    import subprocess
-    import sys
+    """Bad input raises HardsoftError (which ``hardsoft.cli.main`` prints as one line, exit 2)."""
+    from hardsoft.errors import HardsoftError
 
-    proc = subprocess.run(
-        [sys.executable, "-c", "from hardsoft.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 2
-    assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    res = runner.invoke(app, args)
+    assert res.exit_code != 0
+    assert isinstance(res.exception, HardsoftError) and str(res.exception)
 
 
 def test_cli_check_needs_exactly_one_reference(tmp_path) -> None:

@@ -65,6 +65,15 @@ class Value:
 
     form: LinearForm
     ready: int
+    approx: LinearForm | None = None
+    approx_ready: int = 0
+    eps: float = 0.0
+    """``approx``: the unrounded head output (within ``eps`` of the exact value), ready one
+    stage earlier, so a ``&`` can read it in the same layer's feed-forward."""
+
+
+MAX_AND_EPS = 0.4
+"""A ``&`` may combine approximate inputs whose errors sum to at most this (< 1/2)."""
 
 
 def att_layer(stage: int) -> int:
@@ -167,14 +176,13 @@ class Builder:
             return Value({self.feat(node.feature): 1.0}, 0)
         if isinstance(node, BNot):
             v = self.value(node.arg)
-            return Value(lin_form(({self.one: 1.0}, 1.0), (v.form, -1.0)), v.ready)
+            out = Value(lin_form(({self.one: 1.0}, 1.0), (v.form, -1.0)), v.ready)
+            if v.approx is not None:
+                out.approx = lin_form(({self.one: 1.0}, 1.0), (v.approx, -1.0))
+                out.approx_ready, out.eps = v.approx_ready, v.eps
+            return out
         if isinstance(node, BAnd):
-            vs = [self.value(a) for a in node.args]
-            layer = ffn_layer(max(v.ready for v in vs))
-            dst = self.new("and")
-            form = lin_form(*((v.form, 1.0) for v in vs))
-            self.add_neurons(layer, [Neuron(form, -(len(vs) - 1.0), {dst: 1.0})])
-            return Value({dst: 1.0}, 2 * layer + 2)
+            return self._and([self.value(a) for a in node.args])
         if isinstance(node, BShift):
             return self._shift(node)
         if isinstance(node, BGeq):
@@ -182,6 +190,36 @@ class Builder:
         if isinstance(node, BMod):
             return self._mod(node)
         raise TypeError(f"unknown IR node {node!r}")
+
+    def _and(self, vs: list[Value]) -> Value:
+        """``∧`` of exact Booleans: ``ReLU(Σ x − (k − 1))``. Inputs that are not yet rounded
+        can be read unrounded (within ``eps``) when that saves a layer: with total error
+        ``E <= 0.4`` the sum is ``>= k − E`` if all hold and ``<= k − 1 + E`` otherwise, and
+        a two-ReLU step between those values is exactly 0/1."""
+        k = len(vs)
+        exact_layer = ffn_layer(max(v.ready for v in vs))
+        early = [v.approx_ready if v.approx is not None else v.ready for v in vs]
+        layer = ffn_layer(max(early))
+        dst = self.new("and")
+        if layer < exact_layer:
+            use = [v.approx is not None and v.ready > 2 * layer + 1 for v in vs]
+            err = sum(v.eps for v, u in zip(vs, use) if u)
+            if err <= MAX_AND_EPS:
+                form = lin_form(
+                    *((v.approx if u else v.form, 1.0) for v, u in zip(vs, use))  # type: ignore[misc]
+                )
+                width = 1.0 - 2.0 * err
+                self.add_neurons(
+                    layer,
+                    [
+                        Neuron(form, -(k - 1.0 + err), {dst: 1.0 / width}),
+                        Neuron(dict(form), -(k - err), {dst: -1.0 / width}),
+                    ],
+                )
+                return Value({dst: 1.0}, 2 * layer + 2)
+        form = lin_form(*((v.form, 1.0) for v in vs))
+        self.add_neurons(exact_layer, [Neuron(form, -(k - 1.0), {dst: 1.0})])
+        return Value({dst: 1.0}, 2 * exact_layer + 2)
 
     # ---- Y X S U P F
     def _shift(self, node: BShift) -> Value:
@@ -227,7 +265,13 @@ class Builder:
         )
         self.add_neurons(layer, round_bool(tmp, dst))
         self.rounded[tmp] = dst
-        return Value({dst: 1.0}, 2 * layer + 2)
+        return Value(
+            {dst: 1.0},
+            2 * layer + 2,
+            approx={tmp: 1.0},
+            approx_ready=2 * layer + 1,
+            eps=B.shift_bound_sup(lam),
+        )
 
     # ---- counting
     def count_fraction(self, count: Count) -> Value:
