@@ -293,9 +293,7 @@ def analyse_head(
     pad_idx = None
     if vmax <= 8:  # gather into [z, n, vmax] (pad with the position's first value) beats scatter
         t = np.arange(vmax)[None, :]
-        pad_idx = torch.from_numpy(
-            X.offset[:-1, None] + np.minimum(t, counts_v[:, None] - 1)
-        )
+        pad_idx = torch.from_numpy(X.offset[:-1, None] + np.minimum(t, counts_v[:, None] - 1))
     chunk = max(1, _CHUNK_ENTRIES // max(Nv, n * vmax, 1))
     for start in range(0, len(qids), chunk):
         zc = torch.from_numpy(qids[start : start + chunk])
@@ -515,6 +513,13 @@ class Analysis:
         for p in self.output_deps:
             row = row * len(idx) + idx[word[int(p)]]
         return bool(self.accept_table[row])
+
+    def accept_deps(self) -> np.ndarray:
+        """The positions the acceptance bit (not the whole output row) depends on."""
+        dep, _ = _prune(
+            self.output_deps, self.accept_table.astype(np.int64), len(self.restriction.alphabet)
+        )
+        return dep
 
     @property
     def output_constant(self) -> bool:

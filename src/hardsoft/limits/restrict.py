@@ -127,11 +127,19 @@ def restrict(
     p = params or Params(C=C, seed=seed)
     rho, logs, resolved = reduce_depth(model, rho0, p)
     analysis = analyse(model, rho, max_rows=resolved.max_rows)
-    notes = []
+    notes: list[str] = []
     witness = None
     if lang is not None:
         rng = np.random.default_rng(seed)
         witness = build_witness(rho, analysis.output_deps, lang, rng)
+        if witness.x is None and "no free position" in witness.reason:
+            acc_deps = analysis.accept_deps()
+            if len(acc_deps) < len(analysis.output_deps):
+                witness = build_witness(rho, acc_deps, lang, rng)
+                notes.append(
+                    "no free position outside the output's dependency set; the witness uses "
+                    f"the acceptance bit's smaller set {[int(p) + 1 for p in acc_deps]}"
+                )
         witness = verify(model, witness, lang, analysis)
         if lang.name.startswith("dyck") and n % 2:
             notes.append("odd n: no DYCK word has odd length, so no witness can exist")
@@ -161,6 +169,7 @@ def flip_test(
     D = set(result.dependency_set)
     outside = np.array([int(p) for p in rho.free_positions() if int(p) not in D])
     alphabet = rho.alphabet
+    batch = max(1, min(batch, (1 << 22) // (rho.n * rho.n)))  # attention is [B, n, n]
     changed = 0
     max_diff = 0.0
     done = 0
