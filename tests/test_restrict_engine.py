@@ -245,3 +245,16 @@ def test_compiled_hard_models(formula):
     _check_witness(m, r, "parity-even")
     assert r.restriction.free_fraction >= 0.5
     assert flip_test(m, r, trials=300, seed=4)["changed"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [256, 1024])
+@pytest.mark.parametrize("formula", ["Y '1'", "'1' S '0'", "X '1'", "F (Y '0')", "E '1'"])
+def test_compiled_hard_models_large_n(formula, n):
+    from hardsoft.compile import compile_formula
+
+    m = compile_formula(formula, "01", target="hard")
+    for lang in ("parity-even", "parity-odd"):
+        r = restrict(m, n, lang)
+        _check_witness(m, r, lang)
+        assert flip_test(m, r, trials=200, seed=n)["changed"] == 0
