@@ -35,6 +35,7 @@ def worker(n: int, device: str, seed: int) -> dict:
     model = random_model(
         weighting="rightmost", layers=2, heads=2, d_model=16, seed=seed, dtype=torch.float64
     ).to(device)
+    restrict(model, 32, "parity-even", seed=seed)  # warm-up: first-call overheads
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
     r = restrict(model, n, "parity-even", seed=seed)
@@ -93,7 +94,9 @@ def main() -> None:
         "# restrict_scaling: the restriction engine's time and memory against n",
         "",
         "2-layer, 2-head rightmost-hard random model (d_model 16, seed "
-        f"{args.seed}), target parity-even, default parameters (C = 0.5, k = 0).",
+        f"{args.seed}), target parity-even, default parameters (C = 0.5, automatic k). "
+        "Each n runs in a fresh process after a warm-up at n = 32; RSS is the growth of the "
+        "peak resident size during the run.",
         "",
         "```",
         *(f"{k}: {v}" for k, v in env.items()),
