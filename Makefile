@@ -17,7 +17,8 @@ $(VENV)/.stamp-dev: $(VENV)/.stamp-run
 
 test: $(VENV)/.stamp-dev
 	$(VENV)/bin/ruff check src tests benchmarks
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	# one torch thread per xdist worker: 2 workers x 2 threads on 2 cores ran 10-80x slower
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
 
 reproduce: $(VENV)/.stamp-run
 	$(VENV)/bin/hardsoft reproduce --quick --out $(OUT)

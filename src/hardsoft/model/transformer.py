@@ -23,10 +23,18 @@ from hardsoft.model.attention import attend, attend_chunked
 from hardsoft.model.features import feature_matrix
 from hardsoft.model.spec import HeadSpec, LayerSpec, ModelSpec, eval_tau
 
-# Above this length attention streams in blocks by default: the full n x n path needs several
-# n^2 temporaries (7 GB at n = 16384 in float64, see benchmarks/results/chunked_hard.md).
-AUTO_CHUNK_FROM = 4096
-AUTO_CHUNK = 1024
+# The "auto" chunking policy, from benchmarks/results/chunked_hard.md and a side-by-side run on
+# 2 CPU cores: exact hard heads are 2-4x faster streamed in blocks of 512 once n > 512 (the full
+# path builds several n x n temporaries: 7 GB at n = 16384); softmax through SDPA is as fast as
+# the streamed path up to n = 4096, and is streamed beyond to keep memory O(n·d).
+AUTO_CHUNK_HARD = (512, 512)  # (block size, from length)
+AUTO_CHUNK_SOFT = (1024, 4096)
+
+
+def auto_chunk(weighting: str, n: int) -> int | None:
+    """The block size the "auto" policy uses for a head of ``weighting`` at length ``n``."""
+    size, start = AUTO_CHUNK_SOFT if weighting == "softmax" else AUTO_CHUNK_HARD
+    return size if n > start else None
 
 
 @dataclass
@@ -87,13 +95,15 @@ class Head(nn.Module):
         self,
         x: torch.Tensor,
         *,
-        chunk_size: int | None = None,
+        chunk_size: int | str | None = None,
         trace: dict[str, torch.Tensor] | None = None,
         prefix: str = "",
     ) -> torch.Tensor:
         n = x.shape[1]
         q, k, v = x @ self.W_Q, x @ self.W_K, x @ self.W_V
         scale = self.score_scale(n)
+        if chunk_size == "auto":
+            chunk_size = None if trace is not None else auto_chunk(self.spec.weighting, n)
         if chunk_size is not None and n > chunk_size:
             mixed = attend_chunked(q, k, v, self.spec.weighting, self.spec.mask, scale, chunk_size)
             weights = None
@@ -136,7 +146,7 @@ class Block(nn.Module):
         self,
         x: torch.Tensor,
         *,
-        chunk_size: int | None = None,
+        chunk_size: int | str | None = None,
         trace: dict[str, torch.Tensor] | None = None,
         prefix: str = "",
     ) -> torch.Tensor:
@@ -234,13 +244,10 @@ class Transformer(nn.Module):
         self, tokens: torch.Tensor, *, trace: bool = False, chunk_size: int | str | None = "auto"
     ) -> ModelOutput:
         """Run on token ids ``[B, n]`` (n >= 1). ``chunk_size`` streams attention in blocks
-        (memory O(chunk^2 + n·d) per layer): an int, None (never), or "auto" (blocks of
-        ``AUTO_CHUNK`` once n > ``AUTO_CHUNK_FROM``, unless tracing). ``trace`` records every
-        activation."""
+        (memory O(chunk^2 + n·d) per layer): an int, None (never), or "auto" (per head, see
+        :func:`auto_chunk`; never while tracing). ``trace`` records every activation."""
         if tokens.dim() != 2 or tokens.shape[1] < 1:
             raise HardsoftError("the model needs a batch of inputs of length >= 1")
-        if chunk_size == "auto":
-            chunk_size = AUTO_CHUNK if tokens.shape[1] > AUTO_CHUNK_FROM and not trace else None
         tr: dict[str, torch.Tensor] | None = {} if trace else None
         x = self.embed(tokens, tr)
         if tr is not None:
