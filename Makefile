@@ -15,9 +15,9 @@ $(VENV)/.stamp-dev: $(VENV)/.stamp-run
 	$(PIP) -e '.[dev]'
 	touch $@
 
+# One torch thread per xdist worker: 2 workers x 2 threads on 2 cores ran 10-80x slower.
 test: $(VENV)/.stamp-dev
 	$(VENV)/bin/ruff check src tests benchmarks
-	# one torch thread per xdist worker: 2 workers x 2 threads on 2 cores ran 10-80x slower
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
 
 reproduce: $(VENV)/.stamp-run
