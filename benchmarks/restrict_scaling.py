@@ -81,6 +81,8 @@ def main() -> None:
                 args.device,
                 "--seed",
                 str(args.seed),
+                "--threads",
+                str(args.threads),
             ],
             check=True,
             capture_output=True,
