@@ -62,10 +62,10 @@ def restrict_cmd(
         f"({out['free_fraction_of_initial']:.4f} of the initially free positions)"
     )
     console.print(f"dependency set {out['dependency_set']}  (c = {out['c']})", markup=False)
-    console.print("layer  c_in  c_out  free: stage1  stage2  stage3  fixes  resamplings/bound")
+    console.print("layer  k  c_in  c_out  free: stage1  stage2  stage3  fixes  resamplings/bound")
     for lg in out["layers"]:
         console.print(
-            f"{lg['layer']:>5}  {lg['c_in']:>4}  {lg['c_out']:>5}  "
+            f"{lg['layer']:>5}  {lg['k']}  {lg['c_in']:>4}  {lg['c_out']:>5}  "
             f"{lg['free_after_stage1']:>12.4f}  {lg['free_after_stage2']:.4f}  "
             f"{lg['free_after_stage3']:.4f}  {lg['stage2_fixes']:>5}  "
             f"{lg['resamplings']}/{lg['mt_bound']:.3g}"
