@@ -17,6 +17,7 @@ Unknown symbols raise :class:`~hardsoft.errors.HardsoftError` naming the symbol 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -53,7 +54,7 @@ def codes_to_words(alphabet: Sequence[str], codes: np.ndarray) -> list[str]:
     return ["".join(alphabet[c] for c in row) for row in codes]
 
 
-class Language:
+class Language(ABC):
     """Base class: subclasses set ``name``, ``alphabet``, ``description`` and implement
     :meth:`_member` (on an already validated word). Everything else has a correct default;
     subclasses override the samplers and :meth:`prefix_reference` for speed or exact
@@ -88,8 +89,9 @@ class Language:
         return "".join(self.alphabet[int(c)] for c in codes)
 
     # ------------------------------------------------------------------ membership
+    @abstractmethod
     def _member(self, word: str) -> bool:
-        raise NotImplementedError
+        """Membership of a validated word (subclasses)."""
 
     def member(self, word: str) -> bool:
         """Is ``word`` in the language? Unknown symbols raise HardsoftError."""

@@ -40,6 +40,7 @@ distribution after ``n`` symbols given ``|X| >= n``:
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 import numpy as np
@@ -58,7 +59,7 @@ def _entropy(probs: np.ndarray) -> np.ndarray:
     return terms.sum(axis=-1)
 
 
-class HahnProcess:
+class HahnProcess(ABC):
     """Common machinery; subclasses define the summary-state chain and the full-state walk."""
 
     name: str = ""
@@ -75,33 +76,34 @@ class HahnProcess:
         return len(self.alphabet)
 
     # ---- summary-state chain (subclasses) -------------------------------------------------
+    @abstractmethod
     def _n_states(self, max_steps: int) -> int:
-        raise NotImplementedError
+        """Size of the summary-state vector needed to follow the chain for ``max_steps`` steps."""
 
+    @abstractmethod
     def _forward(self, alpha: np.ndarray) -> np.ndarray:
         """One step of the non-EOS transitions: ``alpha'(s') = sum_s alpha(s) P(s -> s')``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _log_backward(self, log_beta: np.ndarray) -> np.ndarray:
         """Log space: ``beta(s) = sum_{s'} P(s -> s' without EOS) beta'(s')``. (Survival
         probabilities of different states differ by factors like ``rho^m``, so the backward DP
         must run in log space for long horizons.)"""
-        raise NotImplementedError
 
+    @abstractmethod
     def _state_dists(self, size: int) -> np.ndarray:
         """``[size, |Σ|+1]`` next-symbol distribution per summary state (for 2DYCK the close
         mass is split equally between the two types: see the module docstring)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _state_entropy(self, size: int) -> np.ndarray:
         """Entropy (nats) of the exact next-symbol distribution in each summary state."""
-        raise NotImplementedError
 
     # ---- full-state walk (subclasses) ----------------------------------------------------------
+    @abstractmethod
     def _walk(self, prefix: str) -> tuple[list[np.ndarray], int]:
         """Exact next-symbol distributions after every prefix ``prefix[:t]`` (t = 0..n) and the
         summary state after the whole prefix; HardsoftError if the prefix is impossible."""
-        raise NotImplementedError
 
     # ---- public API ----------------------------------------------------------------------------
     def validate(self, word: str) -> None:
@@ -224,8 +226,10 @@ class HahnProcess:
                 walker(t, betas[t + 1])
         return walker.result()
 
+    @abstractmethod
     def _sampler(self, count: int, n: int, rng: np.random.Generator):
-        raise NotImplementedError
+        """The forward walker of :meth:`sample_prefixes`: called as ``walker(t, log_beta_next)``
+        for t = 0..n-1, it draws symbol t of ``count`` prefixes; ``walker.result()`` gives them."""
 
     def sample_words(
         self, count: int, rng: np.random.Generator | int | None = None, max_length: int = 10**6
