@@ -65,6 +65,25 @@ def test_weights_match_reference_with_planted_ties(weighting: str, mask: str) ->
             np.testing.assert_allclose(got, weights_ref(s, mask, weighting), atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_unique_hard_pick_on_long_rows_with_ties(dtype: torch.dtype) -> None:
+    """torch.max's first-index rule must hold on long rows too (vectorised reduction paths),
+    also on non-contiguous inputs and rows that are entirely -inf."""
+    from hardsoft.model.attention import unique_hard_pick
+
+    rng = np.random.default_rng(3)
+    for n_k in (1, 7, 64, 513, 4099):
+        s = rng.integers(0, 3, size=(3, 9, n_k)).astype(np.float64)
+        s[1, :, : n_k // 2] = -np.inf
+        s[2, 4] = -np.inf
+        for t in (torch.tensor(s, dtype=dtype), torch.tensor(s, dtype=dtype).mT.contiguous().mT):
+            row_max, left = unique_hard_pick(t, "leftmost")
+            _, right = unique_hard_pick(t, "rightmost")
+            np.testing.assert_array_equal(row_max.numpy(), s.max(-1))
+            np.testing.assert_array_equal(left.numpy(), s.argmax(-1))
+            np.testing.assert_array_equal(right.numpy(), n_k - 1 - s[..., ::-1].argmax(-1))
+
+
 def test_ties_are_really_exercised() -> None:
     rng = np.random.default_rng(0)
     s = planted_scores(rng, 12)
