@@ -84,6 +84,26 @@ def test_unique_hard_pick_on_long_rows_with_ties(dtype: torch.dtype) -> None:
             np.testing.assert_array_equal(right.numpy(), n_k - 1 - s[..., ::-1].argmax(-1))
 
 
+@pytest.mark.parametrize("mask", MASKS)
+def test_hard_block_pick_equals_pick_on_masked_scores(mask: str) -> None:
+    """The chunked path's block step (rightmost scores reversed keys) against the plain pick."""
+    from hardsoft.model.attention import allowed_block, hard_block_pick, unique_hard_pick
+
+    g = torch.Generator().manual_seed(2)
+    q = torch.randint(-1, 2, (2, 40, 3), generator=g).double()
+    k = torch.randint(-1, 2, (2, 700, 3), generator=g).double()
+    allowed = allowed_block(mask, 300, 340, 0, 700, torch.device("cpu"))
+    scores = q @ k.mT * 0.7
+    if allowed is not None:
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    for weighting in ("leftmost", "rightmost"):
+        got_max, got_pick = hard_block_pick(q, k, 0.7, allowed, weighting)
+        ref_max, ref_pick = unique_hard_pick(scores, weighting)
+        assert torch.equal(got_max, ref_max)
+        live = ref_max > float("-inf")
+        assert torch.equal(got_pick[live], ref_pick[live])
+
+
 def test_ties_are_really_exercised() -> None:
     rng = np.random.default_rng(0)
     s = planted_scores(rng, 12)

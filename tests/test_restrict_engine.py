@@ -222,7 +222,7 @@ def test_grid_of_random_models(n):
         m = _model(lang, layers, heads, d, seed)
         r = restrict(m, n, lang, seed=seed)
         _check_witness(m, r, lang)
-        assert flip_test(m, r, trials=1000 if n <= 256 else 200, seed=seed)["changed"] == 0
+        assert flip_test(m, r, trials=1000, seed=seed)["changed"] == 0
 
 
 @pytest.mark.slow
@@ -257,4 +257,4 @@ def test_compiled_hard_models_large_n(formula, n):
     for lang in ("parity-even", "parity-odd"):
         r = restrict(m, n, lang)
         _check_witness(m, r, lang)
-        assert flip_test(m, r, trials=200, seed=n)["changed"] == 0
+        assert flip_test(m, r, trials=1000, seed=n)["changed"] == 0

@@ -279,6 +279,25 @@ def test_random_soft_models_slope_to_4096(layers) -> None:
     assert lo <= -1.0 <= hi
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("layers", [1, 2, 3, 4])
+def test_random_soft_models_slope_to_4096_unsaturated(layers) -> None:
+    """At weight scale 0.3 attention is far from saturated (logit bound A of a few units), and
+    every series, the supplement's max included, has its slope in [-1.15, -0.85]."""
+    model = random_model(
+        layers=layers,
+        position_features=BOUNDED,
+        seed=layers,
+        dtype=torch.float64,
+        weight_scale=0.3,
+    )
+    lengths = [64, 128, 256, 512, 1024, 2048, 4096]
+    rep = measure_sensitivity(model, lengths, samples=2, flips=16)
+    assert not rep.violations
+    for key in ("last_max", "last_mean", "supp_last_max", "supp_last_mean"):
+        assert -1.15 <= rep.slope(key, n_min=64).slope <= -0.85, key
+
+
 def _compiled(formula: str, target: str):
     from hardsoft.compile import compile_formula
 

@@ -74,6 +74,10 @@ def weights_from_scores(scores: torch.Tensor, allowed: torch.Tensor | None, weig
     """Attention weights ``[..., n_q, n_k]`` from scores (already scaled by 1/τ for softmax)."""
     if allowed is not None:
         scores = scores.masked_fill(~allowed, NEG_INF)
+    if weighting in ("leftmost", "rightmost"):
+        row_max, pick = unique_hard_pick(scores, weighting)
+        idx = torch.arange(scores.shape[-1], device=scores.device)
+        return ((idx == pick[..., None]) & (row_max > NEG_INF)[..., None]).to(scores.dtype)
     row_max = scores.amax(dim=-1, keepdim=True)
     empty = row_max == NEG_INF
     if weighting == "softmax":
@@ -86,11 +90,7 @@ def weights_from_scores(scores: torch.Tensor, allowed: torch.Tensor | None, weig
     if weighting == "average":
         w = ((scores == row_max) & ~empty).to(scores.dtype)
         return w / w.sum(dim=-1, keepdim=True).clamp_min(1.0)
-    if weighting not in ("leftmost", "rightmost"):
-        raise ValueError(f"unknown weighting {weighting!r}")
-    _, pick = unique_hard_pick(scores, weighting)
-    idx = torch.arange(scores.shape[-1], device=scores.device)
-    return ((idx == pick[..., None]) & ~empty).to(scores.dtype)
+    raise ValueError(f"unknown weighting {weighting!r}")
 
 
 def unique_hard_pick(scores: torch.Tensor, weighting: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -161,17 +161,14 @@ def attend_chunked(
             ke = min(n, ks + chunk)
             if not block_may_be_allowed(mask, qs, qe, ks, ke):
                 continue
-            s = (qc @ k[:, ks:ke].transpose(-1, -2)) * score_scale
             allowed = (
                 None
                 if block_fully_allowed(mask, qs, qe, ks, ke)
                 else allowed_block(mask, qs, qe, ks, ke, q.device)
             )
-            if allowed is not None:
-                s = s.masked_fill(~allowed, NEG_INF)
             vb = v[:, ks:ke]
             if weighting in ("leftmost", "rightmost"):
-                bmax, pick = unique_hard_pick(s, weighting)
+                bmax, pick = hard_block_pick(qc, k[:, ks:ke], score_scale, allowed, weighting)
                 # leftmost: only a strictly larger block maximum replaces the running choice;
                 # rightmost: an equal one does too; a row with no allowed key never takes
                 take = (bmax > m) if weighting == "leftmost" else (bmax >= m) & (bmax > NEG_INF)
@@ -180,6 +177,9 @@ def attend_chunked(
                 norm = torch.where(take, torch.ones_like(norm), norm)
                 m = torch.where(take, bmax, m)
                 continue
+            s = (qc @ k[:, ks:ke].transpose(-1, -2)) * score_scale
+            if allowed is not None:
+                s = s.masked_fill(~allowed, NEG_INF)
             bmax = s.amax(dim=-1)
             if weighting == "softmax":
                 new_m = torch.maximum(m, bmax)
@@ -205,3 +205,24 @@ def attend_chunked(
             acc / norm.clamp_min(torch.finfo(v.dtype).tiny)[..., None] * (norm > 0)[..., None]
         )
     return out
+
+
+def hard_block_pick(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    score_scale: float,
+    allowed: torch.Tensor | None,
+    weighting: str,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One block of unique-hard attention: each query row's maximal score over the block's
+    keys and the index of the leftmost (rightmost) key attaining it; rows with no allowed key
+    get ``-inf``. For rightmost the keys are scored in reverse order (flipping ``k``, which is
+    ``[B, block, d]``, not the ``[B, q, block]`` scores), so that torch.max's first maximal
+    index is the block's last one."""
+    reverse = weighting == "rightmost"
+    kb = k.flip(1) if reverse else k
+    s = (q @ kb.transpose(-1, -2)) * score_scale
+    if allowed is not None:
+        s = s.masked_fill(~(allowed.flip(-1) if reverse else allowed), NEG_INF)
+    row_max, first = s.max(dim=-1)
+    return row_max, ((k.shape[1] - 1) - first) if reverse else first
