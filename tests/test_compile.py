@@ -334,3 +334,21 @@ def test_float64_margins_at_large_n(n: int) -> None:
     w = weights_from_scores(scores[None, :], allowed[None, :], "softmax")[0]
     witness = int(torch.nonzero(p[: i - 1]).max())
     assert 1 - float(w[witness]) <= B.shift_bound(B.SHIFT_LAMBDA, n)
+
+
+def test_ir_table_does_not_grow_across_compilations() -> None:
+    """Interned IR nodes are held weakly: compiling many formulas in one process frees them,
+    while nodes that are alive stay unique (equal structure gives the same object)."""
+    import gc
+
+    from hardsoft.compile import ir
+    from hardsoft.logic.random import random_formula
+
+    gc.collect()
+    before = len(ir._TABLE)
+    for i in range(60):
+        compile_formula(random_formula(i, "01", depth=3), "01", target="hard")
+    gc.collect()
+    assert len(ir._TABLE) <= before + 5
+    a = ir.node(ir.BAtom, "1")
+    assert ir.node(ir.BNot, a) is ir.node(ir.BNot, ir.node(ir.BAtom, "1"))

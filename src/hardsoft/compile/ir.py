@@ -20,6 +20,8 @@ A linear term (:class:`Lin`) is ``Σ c_k · count_k + c_i · i + c_0`` where a c
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from dataclasses import dataclass
 
 from hardsoft.errors import HardsoftError
@@ -34,7 +36,10 @@ class BNode:
     uid: int
 
 
-_TABLE: dict[tuple, object] = {}
+# Weak values: a node lives while something (a parent's key, a caller) holds it, so compiling
+# many formulas in one process does not grow the table without bound. uids only ever increase.
+_TABLE: weakref.WeakValueDictionary[tuple, object] = weakref.WeakValueDictionary()
+_UIDS = itertools.count()
 
 
 def node(cls: type, *args: object) -> object:
@@ -43,7 +48,7 @@ def node(cls: type, *args: object) -> object:
     found = _TABLE.get(key)
     if found is None:
         found = cls(*args)
-        object.__setattr__(found, "uid", len(_TABLE))
+        object.__setattr__(found, "uid", next(_UIDS))
         _TABLE[key] = found
     return found
 
