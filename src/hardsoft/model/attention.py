@@ -97,7 +97,7 @@ def unique_hard_pick(scores: torch.Tensor, weighting: str) -> tuple[torch.Tensor
     """Row maxima of ``scores [..., n_k]`` and the index of the leftmost (or rightmost) key
     attaining each, exactly: ``torch.max`` over a dimension returns the first maximal index
     (documented), and the last one is the first of the reversed row. One pass instead of a
-    max, a comparison and a masked index reduction (3-8x faster on CPU)."""
+    max, a comparison and a masked index reduction (see benchmarks/results/hard_pick.md)."""
     if weighting == "leftmost":
         return scores.max(dim=-1)
     row_max, rev = scores.flip(-1).max(dim=-1)
