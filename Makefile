@@ -18,6 +18,7 @@ $(VENV)/.stamp-dev: $(VENV)/.stamp-run
 # One torch thread per xdist worker: 2 workers x 2 threads on 2 cores ran 10-80x slower.
 test: $(VENV)/.stamp-dev
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
 
 reproduce: $(VENV)/.stamp-run
@@ -28,6 +29,7 @@ reproduce-full: $(VENV)/.stamp-run
 
 lint: $(VENV)/.stamp-dev
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff format --check src tests benchmarks
 
 clean:

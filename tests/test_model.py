@@ -13,8 +13,10 @@ from hardsoft.errors import HardsoftError
 from hardsoft.model import (
     HeadSpec,
     LayerSpec,
+    Mask,
     ModelSpec,
     Transformer,
+    Weighting,
     eval_tau,
     feature_matrix,
     load_model,
@@ -92,19 +94,56 @@ def test_spec_validation_errors() -> None:
         ModelSpec(alphabet=("0", "0"), d_model=2),
         ModelSpec(alphabet=("ab",), d_model=2),
         ModelSpec(
-            alphabet=("0",), d_model=2, layers=(LayerSpec(heads=(HeadSpec(weighting="max"),)),)
-        ),
-        ModelSpec(alphabet=("0",), d_model=2, layers=(LayerSpec(heads=(HeadSpec(mask="left"),)),)),
-        ModelSpec(
             alphabet=("0",),
             d_model=2,
             layers=(LayerSpec(heads=(HeadSpec(weighting="leftmost", tau="n"),)),),
         ),
-        ModelSpec(alphabet=("0",), d_model=2, layer_norm="mid"),
     ]
     for spec in bad_specs:
         with pytest.raises(HardsoftError):
             spec.validate()
+
+
+def test_options_are_validated_once_at_construction() -> None:
+    """Unknown weightings, masks and layer-norm placements fail when the spec is built, with
+    one line naming the option; known ones become enums that still equal their strings."""
+    for make, what in (
+        (lambda: HeadSpec(weighting="max"), "weighting"),
+        (lambda: HeadSpec(mask="left"), "mask"),
+        (lambda: ModelSpec(alphabet=("0",), d_model=2, layer_norm="mid"), "layer_norm"),
+    ):
+        with pytest.raises(HardsoftError, match=f"unknown {what}"):
+            make()
+    head = HeadSpec(weighting="rightmost", mask="strict-future")
+    assert head.weighting is Weighting.RIGHTMOST and head.weighting == "rightmost"
+    assert f"{head.mask}" == "strict-future" and head.mask.is_strict
+    spec = ModelSpec(alphabet=("0",), d_model=2, layers=(LayerSpec(heads=(head,)),))
+    assert spec.to_dict()["layers"][0]["heads"][0]["mask"] == "strict-future"
+    assert type(spec.to_dict()["layers"][0]["heads"][0]["mask"]) is str
+
+
+def test_mask_table() -> None:
+    """Mask.allows on ints, numpy and torch agrees with the definitions (j vs i)."""
+    i, j = np.arange(5)[:, None], np.arange(5)[None, :]
+    expected = {
+        "none": np.ones((5, 5), bool),
+        "future": j <= i,
+        "strict-future": j < i,
+        "past": j >= i,
+        "strict-past": j > i,
+    }
+    for name, table in expected.items():
+        mask = Mask(name)
+        assert np.array_equal(np.broadcast_to(mask.allows(i, j), (5, 5)), table)
+        assert torch.equal(
+            torch.broadcast_to(mask.allows(torch.tensor(i), torch.tensor(j)), (5, 5)),
+            torch.from_numpy(table),
+        )
+        assert all(mask.allows(a, b) == table[a, b] for a in range(5) for b in range(5))
+        for qs, qe, ks, ke in ((0, 2, 3, 5), (3, 5, 0, 2), (1, 4, 1, 4), (2, 3, 2, 3)):
+            block = table[qs:qe, ks:ke]
+            assert mask.block_may_be_allowed(qs, qe, ks, ke) == bool(block.any())
+            assert mask.block_fully_allowed(qs, qe, ks, ke) == bool(block.all())
 
 
 def manual_forward(model: Transformer, word: str) -> np.ndarray:

@@ -17,57 +17,25 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from hardsoft.model.spec import MASKS
+from hardsoft.model.spec import Mask
 
 NEG_INF = float("-inf")
 
 
 def allowed_block(
-    mask: str, q_start: int, q_end: int, k_start: int, k_end: int, device: torch.device
+    mask: Mask | str, q_start: int, q_end: int, k_start: int, k_end: int, device: torch.device
 ) -> torch.Tensor | None:
     """Boolean ``[q, k]`` matrix of allowed (query i, key j) pairs, or None if all are allowed.
 
     Positions are absolute indices, so blocks of a chunked computation agree with the full one.
+    The table itself is :meth:`Mask.allows`.
     """
-    if mask == "none":
+    mask = Mask.parse(mask, "mask")
+    if mask is Mask.NONE:
         return None
     i = torch.arange(q_start, q_end, device=device)[:, None]
     j = torch.arange(k_start, k_end, device=device)[None, :]
-    if mask == "future":
-        return j <= i
-    if mask == "strict-future":
-        return j < i
-    if mask == "past":
-        return j >= i
-    if mask == "strict-past":
-        return j > i
-    raise ValueError(f"unknown mask {mask!r} (one of {MASKS})")
-
-
-def block_may_be_allowed(mask: str, q_start: int, q_end: int, k_start: int, k_end: int) -> bool:
-    """Whether any pair of the block is allowed (lets the chunked path skip masked blocks)."""
-    if mask in ("future",):
-        return k_start <= q_end - 1
-    if mask == "strict-future":
-        return k_start < q_end - 1
-    if mask == "past":
-        return k_end - 1 >= q_start
-    if mask == "strict-past":
-        return k_end - 1 > q_start
-    return True
-
-
-def block_fully_allowed(mask: str, q_start: int, q_end: int, k_start: int, k_end: int) -> bool:
-    """Whether every pair of the block is allowed (the chunked path then skips masking)."""
-    if mask == "future":
-        return k_end - 1 <= q_start
-    if mask == "strict-future":
-        return k_end - 1 < q_start
-    if mask == "past":
-        return k_start >= q_end - 1
-    if mask == "strict-past":
-        return k_start > q_end - 1
-    return True
+    return mask.allows(i, j)
 
 
 def weights_from_scores(scores: torch.Tensor, allowed: torch.Tensor | None, weighting: str):
@@ -150,6 +118,7 @@ def attend_chunked(
     """
     B, n, _ = q.shape
     d_v = v.shape[-1]
+    mask_kind = Mask.parse(mask, "mask")
     out = torch.zeros(B, n, d_v, dtype=v.dtype, device=v.device)
     for qs in range(0, n, chunk):
         qe = min(n, qs + chunk)
@@ -159,11 +128,11 @@ def attend_chunked(
         norm = torch.zeros(B, qe - qs, dtype=v.dtype, device=v.device)
         for ks in range(0, n, chunk):
             ke = min(n, ks + chunk)
-            if not block_may_be_allowed(mask, qs, qe, ks, ke):
+            if not mask_kind.block_may_be_allowed(qs, qe, ks, ke):
                 continue
             allowed = (
                 None
-                if block_fully_allowed(mask, qs, qe, ks, ke)
+                if mask_kind.block_fully_allowed(qs, qe, ks, ke)
                 else allowed_block(mask, qs, qe, ks, ke, q.device)
             )
             vb = v[:, ks:ke]

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from hardsoft.model.spec import HeadSpec, LayerSpec, ModelSpec
+from hardsoft.model.spec import HeadSpec, LayerNormPlacement, LayerSpec, Mask, ModelSpec, Weighting
 from hardsoft.model.transformer import Transformer
 
 DEFAULT_FEATURES = ("1", "i/n", "(-1)^i", "[i=1]", "[i=n]")
@@ -20,11 +20,11 @@ def random_model(
     d_model: int = 16,
     d_head: int | None = None,
     d_ff: int | None = None,
-    weighting: str = "softmax",
-    mask: str = "none",
+    weighting: Weighting | str = Weighting.SOFTMAX,
+    mask: Mask | str = Mask.NONE,
     tau: str | None = None,
     position_features: tuple[str, ...] = DEFAULT_FEATURES,
-    layer_norm: str = "none",
+    layer_norm: LayerNormPlacement | str = LayerNormPlacement.NONE,
     scale: bool = True,
     weight_scale: float = 1.0,
     seed: int = 0,
@@ -37,13 +37,19 @@ def random_model(
     """
     d_head = d_head or max(1, d_model // max(1, heads))
     d_ff = 2 * d_model if d_ff is None else d_ff
-    head = HeadSpec(weighting=weighting, mask=mask, tau=tau, d_head=d_head, scale=scale)
+    head = HeadSpec(
+        weighting=Weighting.parse(weighting, "weighting"),
+        mask=Mask.parse(mask, "mask"),
+        tau=tau,
+        d_head=d_head,
+        scale=scale,
+    )
     spec = ModelSpec(
         alphabet=tuple(alphabet),
         d_model=d_model,
         layers=tuple(LayerSpec(heads=(head,) * heads, d_ff=d_ff) for _ in range(layers)),
         position_features=tuple(position_features),
-        layer_norm=layer_norm,
+        layer_norm=LayerNormPlacement.parse(layer_norm, "layer_norm"),
         name=f"random-{weighting}-L{layers}-H{heads}-d{d_model}-s{seed}",
     )
     model = Transformer(spec, dtype=torch.float64)

@@ -11,14 +11,109 @@ import ast
 import math
 import operator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 from hardsoft.errors import HardsoftError
 
-WEIGHTINGS = ("softmax", "leftmost", "rightmost", "average")
-HARD_WEIGHTINGS = ("leftmost", "rightmost", "average")
-MASKS = ("none", "future", "strict-future", "past", "strict-past")
-LAYER_NORMS = ("none", "pre", "post")
+
+class _Option(str, Enum):
+    """An option value that is also its plain string (``Mask.FUTURE == "future"``), so specs
+    stay JSON and comparisons with literals keep working; printed as its value."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    @classmethod
+    def parse(cls: type[_E], value: object, what: str) -> _E:
+        """The member whose value is ``value``; anything else is a one-line HardsoftError."""
+        try:
+            return cls(value)
+        except ValueError:
+            known = ", ".join(m.value for m in cls)
+            raise HardsoftError(f"unknown {what} {value!r} (one of {known})") from None
+
+
+_E = TypeVar("_E", bound=_Option)
+
+
+class Weighting(_Option):
+    """The attention weighting function of a head (Hahn 2020 §3; Yang et al. 2026 Def. 2)."""
+
+    SOFTMAX = "softmax"
+    LEFTMOST = "leftmost"
+    RIGHTMOST = "rightmost"
+    AVERAGE = "average"
+
+    @property
+    def is_hard(self) -> bool:
+        """Exact hard attention (unique-hard or average-hard), no temperature."""
+        return self is not Weighting.SOFTMAX
+
+    @property
+    def is_unique_hard(self) -> bool:
+        """Leftmost or rightmost hardmax: one attended position (UHAT)."""
+        return self in (Weighting.LEFTMOST, Weighting.RIGHTMOST)
+
+
+class Mask(_Option):
+    """Which key positions j a query position i may attend to. This is the one mask table of
+    the model; analysis code asks :meth:`allows` instead of keeping its own copy."""
+
+    NONE = "none"
+    FUTURE = "future"  # j <= i
+    STRICT_FUTURE = "strict-future"  # j < i
+    PAST = "past"  # j >= i
+    STRICT_PAST = "strict-past"  # j > i
+
+    def allows(self, i: Any, j: Any) -> Any:
+        """Whether key ``j`` is allowed for query ``i``: ints give a bool; numpy arrays or
+        tensors broadcast to a Boolean array (``NONE`` gives all-true of the broadcast shape)."""
+        if self is Mask.FUTURE:
+            return j <= i
+        if self is Mask.STRICT_FUTURE:
+            return j < i
+        if self is Mask.PAST:
+            return j >= i
+        if self is Mask.STRICT_PAST:
+            return j > i
+        return (j <= i) | (j > i)
+
+    @property
+    def is_strict(self) -> bool:
+        """Excludes the query's own position (not a mask of a GPT-style decoder)."""
+        return self in (Mask.STRICT_FUTURE, Mask.STRICT_PAST)
+
+    @property
+    def looks_right(self) -> bool:
+        """Allows some key to the right of the query (not causal)."""
+        return self in (Mask.NONE, Mask.PAST, Mask.STRICT_PAST)
+
+    def block_may_be_allowed(self, q_start: int, q_end: int, k_start: int, k_end: int) -> bool:
+        """Whether any pair of the block [q_start, q_end) × [k_start, k_end) is allowed."""
+        return bool(self.allows(q_end - 1, k_start) or self.allows(q_start, k_end - 1))
+
+    def block_fully_allowed(self, q_start: int, q_end: int, k_start: int, k_end: int) -> bool:
+        """Whether every pair of the block is allowed (the corners decide, the masks being
+        monotone in i − j)."""
+        return all(self.allows(i, j) for i in (q_start, q_end - 1) for j in (k_start, k_end - 1))
+
+
+class LayerNormPlacement(_Option):
+    """Where layer normalisation sits: nowhere, before each sublayer, or after the residual."""
+
+    NONE = "none"
+    PRE = "pre"
+    POST = "post"
+
+
+WEIGHTINGS = tuple(w.value for w in Weighting)
+HARD_WEIGHTINGS = tuple(w.value for w in Weighting if w.is_hard)
+MASKS = tuple(m.value for m in Mask)
+LAYER_NORMS = tuple(x.value for x in LayerNormPlacement)
 
 _BINOPS = {
     ast.Add: operator.add,
@@ -66,6 +161,7 @@ def _eval_expr(node: ast.AST, n: float) -> float:
         v = _eval_expr(node.operand, n)
         return -v if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.Constant):
+        assert isinstance(node.value, (int, float))  # _check_expr admits nothing else
         return float(node.value)
     if isinstance(node, ast.Name):
         return float(n)
@@ -96,6 +192,17 @@ def eval_tau(text: str | None, n: int) -> float:
     return value
 
 
+def _plain(obj: Any) -> Any:
+    """``obj`` with option enums replaced by their string values (recursively)."""
+    if isinstance(obj, _Option):
+        return obj.value
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
+
+
 @dataclass(frozen=True)
 class HeadSpec:
     """One attention head.
@@ -106,12 +213,16 @@ class HeadSpec:
     by τ(n). ``scale``: also multiply scores by 1/sqrt(d_head).
     """
 
-    weighting: str = "softmax"
-    mask: str = "none"
+    weighting: Weighting = Weighting.SOFTMAX
+    mask: Mask = Mask.NONE
     tau: str | None = None
     d_head: int = 8
     d_value: int | None = None
     scale: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weighting", Weighting.parse(self.weighting, "weighting"))
+        object.__setattr__(self, "mask", Mask.parse(self.mask, "mask"))
 
     @property
     def value_dim(self) -> int:
@@ -119,13 +230,9 @@ class HeadSpec:
 
     @property
     def is_hard(self) -> bool:
-        return self.weighting in HARD_WEIGHTINGS
+        return self.weighting.is_hard
 
     def validate(self) -> None:
-        if self.weighting not in WEIGHTINGS:
-            raise HardsoftError(f"unknown weighting {self.weighting!r} (one of {WEIGHTINGS})")
-        if self.mask not in MASKS:
-            raise HardsoftError(f"unknown mask {self.mask!r} (one of {MASKS})")
         if self.d_head < 0 or self.value_dim < 0:
             raise HardsoftError("head dimensions must be non-negative")
         if self.tau is not None:
@@ -156,11 +263,15 @@ class ModelSpec:
     d_model: int
     layers: tuple[LayerSpec, ...] = ()
     position_features: tuple[str, ...] = ()
-    layer_norm: str = "none"
+    layer_norm: LayerNormPlacement = LayerNormPlacement.NONE
     ln_eps: float = 1e-5
     d_out: int = 1
     name: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        placement = LayerNormPlacement.parse(self.layer_norm, "layer_norm")
+        object.__setattr__(self, "layer_norm", placement)
 
     def validate(self) -> None:
         from hardsoft.model.features import parse_feature
@@ -173,8 +284,6 @@ class ModelSpec:
             raise HardsoftError(f"the alphabet {''.join(self.alphabet)!r} repeats a symbol")
         if self.d_model < 1 or self.d_out < 1:
             raise HardsoftError("d_model and d_out must be positive")
-        if self.layer_norm not in LAYER_NORMS:
-            raise HardsoftError(f"unknown layer_norm {self.layer_norm!r} (one of {LAYER_NORMS})")
         if self.ln_eps < 0:
             raise HardsoftError("ln_eps must be >= 0")
         for f in self.position_features:
@@ -199,7 +308,8 @@ class ModelSpec:
         return all(parse_feature(f).bounded for f in self.position_features)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        """Plain JSON-ready values (options as their strings)."""
+        d = _plain(asdict(self))
         d["alphabet"] = list(self.alphabet)
         return d
 

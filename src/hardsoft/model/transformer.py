@@ -102,10 +102,13 @@ class Head(nn.Module):
         n = x.shape[1]
         q, k, v = x @ self.W_Q, x @ self.W_K, x @ self.W_V
         scale = self.score_scale(n)
+        chunk: int | None
         if chunk_size == "auto":
-            chunk_size = None if trace is not None else auto_chunk(self.spec.weighting, n)
-        if chunk_size is not None and n > chunk_size:
-            mixed = attend_chunked(q, k, v, self.spec.weighting, self.spec.mask, scale, chunk_size)
+            chunk = None if trace is not None else auto_chunk(self.spec.weighting, n)
+        else:
+            chunk = None if isinstance(chunk_size, str) else chunk_size
+        if chunk is not None and n > chunk:
+            mixed = attend_chunked(q, k, v, self.spec.weighting, self.spec.mask, scale, chunk)
             weights = None
         else:
             mixed, weights = attend(
