@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from hardsoft.errors import HardsoftError
+from hardsoft.model.fastpath import head_paths
 from hardsoft.model.transformer import Transformer
 
 Reference = Callable[[np.ndarray], np.ndarray]
@@ -45,14 +46,16 @@ def model_outputs(
     batch_size: int = 256,
     chunk_size: int | None = None,
 ) -> np.ndarray:
-    """The model's outputs ``[B, n, d_out]`` (numpy) on token ids ``[B, n]``, batched."""
+    """The model's outputs ``[B, n, d_out]`` (numpy) on token ids ``[B, n]``, batched.
+    ``chunk_size`` None means the model's "auto" policy (heads without a fast path stream in
+    blocks at long n, so memory stays O(n·d))."""
     parts = []
     with torch.no_grad():
         for s in range(0, len(ids), batch_size):
             tokens = torch.from_numpy(np.ascontiguousarray(ids[s : s + batch_size])).to(
                 model.device
             )
-            out = model(tokens, chunk_size=chunk_size).outputs
+            out = model(tokens, chunk_size="auto" if chunk_size is None else chunk_size).outputs
             parts.append(out.detach().to("cpu", torch.float64).numpy())
     return np.concatenate(parts, axis=0)
 
@@ -92,8 +95,9 @@ def check_model(
     ``mismatched_positions``, ``checked_strings``, ``checked_positions``, ``max_n``,
     ``lengths``, ``exhaustive_lengths``, ``sampled_lengths``, ``max_abs_error`` (largest
     ``|output − reference|`` over 0/1 references: 0 means exactly 0/1 everywhere),
-    ``first_mismatch`` (``{"word", "n", "position", "expected", "got", "output"}`` or None)
-    and ``seconds``.
+    ``first_mismatch`` (``{"word", "n", "position", "expected", "got", "output"}`` or None),
+    ``attention_paths`` (per length, the attention path of each head: dense, chunked or a fast
+    path of :mod:`hardsoft.model.fastpath`) and ``seconds``.
     """
     if exhaustive_max_n < 0:
         raise HardsoftError("--exhaustive-max-n must be >= 0")
@@ -115,6 +119,7 @@ def check_model(
         "sampled_lengths": [],
         "max_abs_error": 0.0,
         "first_mismatch": None,
+        "attention_paths": {},
     }
     plan: list[tuple[int, str]] = [(n, "exhaustive") for n in range(1, exhaustive_max_n + 1)]
     plan += [(n, "random") for n in random_n]
@@ -130,6 +135,7 @@ def check_model(
                 ids = rng.integers(0, k, size=(count, n), dtype=np.int64)
             report["sampled_lengths"].append(n)
         _check_batch(model, reference, ids, report, chunk_size)
+        report["attention_paths"][str(n)] = head_paths(model)
         report["lengths"].append(n)
         report["max_n"] = max(report["max_n"], n)
         if progress is not None:

@@ -51,6 +51,9 @@ _load_commands()
 def main() -> None:
     """Entry point: run the app; user errors become one line ``error: ...`` and exit code 2."""
     try:
+        from hardsoft.runtime import configure_threads
+
+        configure_threads()
         rc = app(standalone_mode=False)
     except HardsoftError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -30,6 +30,9 @@ def check_cmd(
     seed: int = typer.Option(0, "--seed", help="Seed of the random strings."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
     chunk_size: int = typer.Option(None, "--chunk-size", help="Stream attention in blocks."),
+    dense: bool = typer.Option(
+        False, "--dense", help="Dense reference attention in every head (no fast paths)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Check MODEL at every position of every string up to --exhaustive-max-n and of
@@ -37,6 +40,7 @@ def check_cmd(
     or --language (the prefix oracle). Exits 1 if any position disagrees."""
     from hardsoft.check import check_formula, check_language
     from hardsoft.model import load_model
+    from hardsoft.model.fastpath import fast_paths
 
     if (formula is None) == (language is None):
         raise HardsoftError("give exactly one of --formula and --language")
@@ -52,12 +56,13 @@ def check_cmd(
         chunk_size=chunk_size,
         progress=None if as_json else (lambda msg: err_console.print(msg)),
     )
-    if formula is not None:
-        report = check_formula(model, formula, **options)
-        report["reference"] = {"formula": formula}
-    else:
-        report = check_language(model, language, **options)
-        report["reference"] = {"language": language}
+    with fast_paths("off" if dense else "auto"):
+        if formula is not None:
+            report = check_formula(model, formula, **options)
+            report["reference"] = {"formula": formula}
+        else:
+            report = check_language(model, language, **options)
+            report["reference"] = {"language": language}
     report["model"] = str(model_path)
     if as_json:
         print_json(report)

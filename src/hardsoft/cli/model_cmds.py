@@ -38,19 +38,36 @@ def run_cmd(
         None, "--chunk-size", min=0, help="Attention block size (default: auto; 0: never)."
     ),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    dense: bool = typer.Option(
+        False, "--dense", help="Dense reference attention in every head (no fast paths)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Run MODEL on each input: the per-position outputs (coordinate 0) and acceptance."""
+    """Run MODEL on each input: the per-position outputs (coordinate 0) and acceptance.
+
+    Heads with structure run a fast path with the same outputs (docs/model.md, "Fast paths");
+    --dense runs the dense reference instead. With --json, ``attention_paths`` says which path
+    each head took, per input length."""
+    from hardsoft.model.fastpath import fast_paths, head_paths
+
     words = read_inputs(inputs, input_file)
     model = load_model(model_path, device=device)
     chunk = "auto" if chunk_size is None else (chunk_size or None)
-    outputs = model.run_words(words, chunk_size=chunk)
+    outputs: list = [None] * len(words)
+    paths: dict[str, dict[str, str]] = {}
+    with fast_paths("off" if dense else "auto"):
+        for n in sorted({len(w) for w in words}):
+            idx = [i for i, w in enumerate(words) if len(w) == n]
+            for i, out in zip(idx, model.run_words([words[i] for i in idx], chunk_size=chunk)):
+                outputs[i] = out
+            if n:
+                paths[str(n)] = head_paths(model)
     results = []
     for w, out in zip(words, outputs):
         values = [float(v) for v in out[:, 0]]
         results.append({"input": w, "outputs": values, "accept": bool(values and values[-1] > 0.5)})
     if as_json:
-        print_json({"results": results})
+        print_json({"results": results, "attention_paths": paths})
         return
     for r in results:
         shown = " ".join(f"{v:g}" for v in r["outputs"])

@@ -25,16 +25,22 @@ import torch
 from hardsoft.errors import HardsoftError
 
 ScalarFn = Callable[[torch.Tensor, int], torch.Tensor]
+Poly = tuple[float, float, float]
+PolyFn = Callable[[int], "Poly | None"]
 
 
 @dataclass(frozen=True)
 class PositionFeature:
-    """One named position feature: ``compute(n)`` gives ``[n, dim]`` values at i = 1..n."""
+    """One named position feature: ``compute(n)`` gives ``[n, dim]`` values at i = 1..n.
+
+    ``polynomial(n)``, where known, gives ``(c0, c1, c2)`` with ``f(i, n) = c0 + c1·i + c2·i²``
+    for every i (the fast attention paths use it to find the keys a query can attend to)."""
 
     name: str
     dim: int
     bounded: bool
     _fn: Callable[[int, torch.dtype, torch.device], torch.Tensor]
+    _poly: PolyFn | None = None
 
     def compute(
         self, n: int, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu"
@@ -43,13 +49,17 @@ class PositionFeature:
         assert out.shape == (n, self.dim), (self.name, out.shape)
         return out
 
+    def polynomial(self, n: int) -> Poly | None:
+        """``(c0, c1, c2)`` of the feature as a polynomial of degree <= 2 in i, or None."""
+        return None if self._poly is None else self._poly(n)
 
-def _scalar(name: str, bounded: bool, fn: ScalarFn) -> PositionFeature:
+
+def _scalar(name: str, bounded: bool, fn: ScalarFn, poly: PolyFn | None = None) -> PositionFeature:
     def compute(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         i = torch.arange(1, n + 1, dtype=dtype, device=device)
         return fn(i, n).to(dtype).reshape(n, 1)
 
-    return PositionFeature(name, 1, bounded, compute)
+    return PositionFeature(name, 1, bounded, compute, poly)
 
 
 _SCALARS: dict[str, tuple[bool, ScalarFn]] = {
@@ -64,6 +74,16 @@ _SCALARS: dict[str, tuple[bool, ScalarFn]] = {
     "(i/n)^2": (True, lambda i, n: (i / n) ** 2),
     "[i=1]": (True, lambda i, n: (i == 1).to(i.dtype)),
     "[i=n]": (True, lambda i, n: (i == n).to(i.dtype)),
+}
+
+_POLYS: dict[str, PolyFn] = {
+    "1": lambda n: (1.0, 0.0, 0.0),
+    "i": lambda n: (0.0, 1.0, 0.0),
+    "n": lambda n: (float(n), 0.0, 0.0),
+    "i/n": lambda n: (0.0, 1.0 / n, 0.0),
+    "1/n": lambda n: (1.0 / n, 0.0, 0.0),
+    "i^2": lambda n: (0.0, 0.0, 1.0),
+    "(i/n)^2": lambda n: (0.0, 0.0, 1.0 / n**2),
 }
 
 _MOD_RE = re.compile(r"^\[imod(\d+)=(\d+)\]$")
@@ -110,6 +130,28 @@ def _sinusoidal(dim: int) -> PositionFeature:
     return PositionFeature(f"sinusoidal:{dim}", dim, True, compute)
 
 
+def _poly_product(parts: list[PositionFeature]) -> PolyFn | None:
+    """The product of polynomial features, while its degree stays <= 2."""
+    if any(p._poly is None for p in parts):
+        return None
+
+    def poly(n: int) -> Poly | None:
+        coef = [1.0]
+        for p in parts:
+            c = p.polynomial(n)
+            assert c is not None
+            out = [0.0] * (len(coef) + 2)
+            for a, x in enumerate(coef):
+                for b, y in enumerate(c):
+                    out[a + b] += x * y
+            coef = out
+        if any(coef[3:]):
+            return None
+        return (coef[0], coef[1], coef[2])
+
+    return poly
+
+
 def _product(parts: list[PositionFeature], name: str) -> PositionFeature:
     if any(p.dim != 1 for p in parts):
         raise HardsoftError(f"position feature {name!r}: only scalar features can be multiplied")
@@ -120,7 +162,7 @@ def _product(parts: list[PositionFeature], name: str) -> PositionFeature:
             out = out * p.compute(n, dtype, device)
         return out
 
-    return PositionFeature(name, 1, all(p.bounded for p in parts), compute)
+    return PositionFeature(name, 1, all(p.bounded for p in parts), compute, _poly_product(parts))
 
 
 def parse_feature(name: str) -> PositionFeature:
@@ -131,7 +173,7 @@ def parse_feature(name: str) -> PositionFeature:
         return _product(parts, "*".join(p.name for p in parts))
     if text in _SCALARS:
         bounded, fn = _SCALARS[text]
-        return _scalar(text, bounded, fn)
+        return _scalar(text, bounded, fn, _POLYS.get(text))
     m = _MOD_RE.match(text)
     if m:
         return _mod_feature(int(m.group(1)), int(m.group(2)))

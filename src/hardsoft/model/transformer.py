@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from hardsoft.errors import HardsoftError
+from hardsoft.model import fastpath
 from hardsoft.model.attention import attend, attend_chunked
 from hardsoft.model.features import feature_matrix
 from hardsoft.model.spec import HeadSpec, LayerSpec, ModelSpec, eval_tau
@@ -55,6 +56,9 @@ class ModelOutput:
     outputs: torch.Tensor
     accept: torch.Tensor
     trace: dict[str, torch.Tensor] | None = None
+    paths: dict[str, str] | None = None
+    """Per head (``blocks.L.attn.H``), the attention path that ran: dense, chunked, or a fast
+    path of :mod:`hardsoft.model.fastpath` (uniform, scan, window, classes)."""
 
 
 class LayerNorm(nn.Module):
@@ -83,6 +87,8 @@ class Head(nn.Module):
         self.W_K = nn.Parameter(torch.zeros(d_model, spec.d_head))
         self.W_V = nn.Parameter(torch.zeros(d_model, spec.value_dim))
         self.W_O = nn.Parameter(torch.zeros(spec.value_dim, d_model))
+        self.position_source: fastpath.PositionSource | None = None  # set by the Transformer
+        self.last_path = fastpath.Path.DENSE
 
     def score_scale(self, n: int) -> float:
         """The factor on ``q·k``: 1/sqrt(d_head) if scaled, and 1/τ(n) for softmax."""
@@ -107,9 +113,13 @@ class Head(nn.Module):
             chunk = None if trace is not None else auto_chunk(self.spec.weighting, n)
         else:
             chunk = None if isinstance(chunk_size, str) else chunk_size
-        if chunk is not None and n > chunk:
+        fast = fastpath.attend_fast(self, x, q, k, v, scale)
+        weights = None
+        if fast is not None:
+            mixed, self.last_path = fast
+        elif chunk is not None and n > chunk:
             mixed = attend_chunked(q, k, v, self.spec.weighting, self.spec.mask, scale, chunk)
-            weights = None
+            self.last_path = fastpath.Path.CHUNKED
         else:
             mixed, weights = attend(
                 q,
@@ -120,6 +130,7 @@ class Head(nn.Module):
                 scale,
                 return_weights=trace is not None,
             )
+            self.last_path = fastpath.Path.DENSE
         out = mixed @ self.W_O
         if trace is not None:
             trace[f"{prefix}.q"], trace[f"{prefix}.k"], trace[f"{prefix}.v"] = q, k, v
@@ -207,6 +218,7 @@ class Transformer(nn.Module):
         self.W_U = nn.Parameter(torch.zeros(d, spec.d_out))
         self.b_U = nn.Parameter(torch.zeros(spec.d_out))
         self.to(dtype)
+        fastpath.attach(self)
 
     @property
     def dtype(self) -> torch.dtype:
@@ -252,6 +264,7 @@ class Transformer(nn.Module):
         if tokens.dim() != 2 or tokens.shape[1] < 1:
             raise HardsoftError("the model needs a batch of inputs of length >= 1")
         tr: dict[str, torch.Tensor] | None = {} if trace else None
+        fastpath.attach(self)
         x = self.embed(tokens, tr)
         if tr is not None:
             tr["resid.0"] = x
@@ -264,7 +277,8 @@ class Transformer(nn.Module):
         y = x @ self.W_U + self.b_U
         if tr is not None:
             tr["outputs"] = y
-        return ModelOutput(outputs=y, accept=y[:, -1, 0] > 0.5, trace=tr)
+        paths = fastpath.head_paths(self)
+        return ModelOutput(outputs=y, accept=y[:, -1, 0] > 0.5, trace=tr, paths=paths)
 
     @torch.no_grad()
     def run_words(
