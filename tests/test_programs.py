@@ -205,16 +205,24 @@ def test_checker_gaps_respect_the_declared_gap_and_uniform_heads_are_found() -> 
     assert kinds["same_depth"] == "tieless"
     for n in report.lengths:
         assert report.gamma(n) >= eval_tau("1/(2*n)", n) * (1 - 1e-9)
-    # brute-force gap of the same-depth head on one word: −(d_i − d_j)² + j/(2n)
+    # brute-force gap of the same-depth head on one word: with d + 1 = s·q + r, s = ⌈√n⌉,
+    # the score is −(q_i − q_j)² − (r_i − r_j)² + j/(2n)
     w = "([])[(])"
     n = len(w)
     sub = check_model(b.compiled.model, exhaustive_up_to=0, sampled={n: [w]})
     h = next(x for x in sub.heads if x.label == "same_depth")
     height = np.cumsum([1 if c in "([" else -1 for c in w])
     depth = np.maximum(height + np.array([c in ")]" for c in w]), 0)
+    base = math.ceil(math.sqrt(n))
+    quo, rem = (depth + 1) // base, (depth + 1) % base
+
+    def score(i: int, j: int) -> float:
+        dq, dr = quo[i - 1] - quo[j - 1], rem[i - 1] - rem[j - 1]
+        return -(dq**2) - dr**2 + j / (2 * n)
+
     gaps = []
     for i in range(2, n + 1):
-        s = sorted(-((depth[i - 1] - depth[j - 1]) ** 2) + j / (2 * n) for j in range(1, i))
+        s = sorted(score(i, j) for j in range(1, i))
         if len(s) > 1:
             gaps.append(s[-1] - s[-2])
     assert math.isclose(h.gaps[n], min(gaps), rel_tol=1e-9)

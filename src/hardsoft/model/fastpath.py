@@ -82,8 +82,9 @@ WINDOW_MAX = 1024
 """The widest window (keys per query) the "auto" policy computes instead of the dense row."""
 FEW_CLASSES = 16
 """Up to this many key classes, every query reads every class."""
-TOP_CLASSES = 8
-"""With more classes, each query reads its top classes by content score (then 4x as many)."""
+TOP_CLASSES = 32
+"""With more classes, each query reads its top classes by content score (if a query's row
+maximum cannot be shown to lie among them, the head falls back to the dense path)."""
 
 _MODE: ContextVar[str] = ContextVar("hardsoft_fast_paths", default="auto")
 
@@ -487,10 +488,10 @@ def _candidates(
     if not force and len(qu) * c > b * n * n // 4:
         return None
     vals, idxs = [], []
-    chunk = max(1, (1 << 22) // c)
-    for s in range(0, len(qu), chunk):
-        v, i = torch.topk((qu[s : s + chunk] @ kappa.T) * scale, top + 1, dim=-1)
-        vals.append(v)
+    chunk = max(1, (1 << 23) // c)
+    for s in range(0, len(qu), chunk):  # rank by q·κ (scale > 0 keeps the order), then scale
+        v, i = torch.topk(qu[s : s + chunk] @ kappa.T, top + 1, dim=-1)
+        vals.append(v * scale)
         idxs.append(i)
     val, idx = torch.cat(vals)[qinv], torch.cat(idxs)[qinv]
     return val[:, :top].view(b, n, top), idx[:, :top].view(b, n, top), val[:, top].view(b, n)
@@ -514,14 +515,10 @@ def class_attention(
         return None
     kabs = k.abs().amax(dim=(0, 1))
     slack = _slack(q, kabs, scale, q.shape[-1])
-    for top in (TOP_CLASSES, 4 * TOP_CLASSES):
-        cands = _candidates(q, classes.kappa, scale, top, force)
-        if cands is None:
-            return None
-        out = _combine_classes(head, classes, v, *cands, slack)
-        if out is not None:
-            return out
-    return None
+    cands = _candidates(q, classes.kappa, scale, TOP_CLASSES, force)
+    if cands is None:
+        return None
+    return _combine_classes(head, classes, v, *cands, slack)
 
 
 def _combine_classes(

@@ -8,6 +8,7 @@ the residual stream with the learned matrix ``W_pos``. Every feature knows wheth
 Names (see :func:`parse_feature`)::
 
     1  i  n  i/n  1/i  1/n  (-1)^i  i^2  (i/n)^2  [i=1]  [i=n]  [i mod m = r]
+    i//s  i%s  (the quotient and remainder of i by s = ⌈√n⌉: i = s·(i//s) + i%s)
     learned:L  (a learned table for n <= L: the one-hot of i, projected by W_pos)
     sinusoidal:D  (Vaswani et al.'s sin/cos features of dimension D)
     a*b  (the product of scalar features, e.g. n*i or n*i^2)
@@ -74,7 +75,16 @@ _SCALARS: dict[str, tuple[bool, ScalarFn]] = {
     "(i/n)^2": (True, lambda i, n: (i / n) ** 2),
     "[i=1]": (True, lambda i, n: (i == 1).to(i.dtype)),
     "[i=n]": (True, lambda i, n: (i == n).to(i.dtype)),
+    "i//s": (False, lambda i, n: (i - torch.remainder(i, _sqrt_ceil(n))) / _sqrt_ceil(n)),
+    "i%s": (False, lambda i, n: torch.remainder(i, _sqrt_ceil(n))),
 }
+
+
+def _sqrt_ceil(n: int) -> int:
+    """s(n) = ⌈√n⌉, the base of the features ``i//s`` and ``i%s`` (exact integer arithmetic;
+    the quotient is computed as (i − i%s)/s, an exact division of integers)."""
+    return math.isqrt(n - 1) + 1 if n > 1 else 1
+
 
 _POLYS: dict[str, PolyFn] = {
     "1": lambda n: (1.0, 0.0, 0.0),

@@ -6,6 +6,8 @@ absorbs float64 rounding of equal exact values."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from hardsoft.errors import HardsoftError
@@ -26,7 +28,15 @@ _FEATURES = {
     "(i/n)^2": lambda i, n: (i / n) ** 2,
     "[i=1]": lambda i, n: (i == 1).astype(float),
     "[i=n]": lambda i, n: (i == n).astype(float),
+    "i//s": lambda i, n: np.floor_divide(i, _ceil_sqrt(n)),
+    "i%s": lambda i, n: np.mod(i, _ceil_sqrt(n)),
 }
+
+
+def _ceil_sqrt(n: int) -> int:
+    """⌈√n⌉ in integers."""
+    s = math.isqrt(n)
+    return s if s * s == n else s + 1
 
 
 def position_values(feature: str, n: int) -> np.ndarray:

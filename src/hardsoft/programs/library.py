@@ -24,7 +24,6 @@ from hardsoft.programs.dsl import (
     prev,
     relu,
     round_bool,
-    square,
     step,
     xor,
 )
@@ -42,14 +41,20 @@ def _sum(xs) -> Linear:
 
 
 def dyck(k: int) -> Program:
-    """DYCK-k membership of every prefix, by the S-RASP program of seed 003 Appendix E.
+    """DYCK-k membership of every prefix, by the S-RASP program of seed 003 Appendix E, with
+    the same-depth test on small integers.
 
     ``l`` counts left brackets through i (exactly, by :func:`count`); the height is
     ``h = 2l − i`` (every symbol is a bracket); an error is recorded where ``h < 0``. The depth
-    ``d = h + [right bracket]`` is the depth after a left / before a right bracket. Each
-    position attends to the nearest earlier position with the same depth (score
-    ``−(d_i − d_j)²`` plus the rightmost tie-break); a right bracket whose partner there is not
-    the left bracket of its type records an error. Output: no error through i and ``h = 0``.
+    ``d = h + [right bracket]`` is the depth after a left / before a right bracket. One table
+    lookup at position ``d + 1`` splits it as ``d + 1 = s·q + r`` with ``s = ⌈√n⌉`` (the
+    position features ``i//s`` and ``i%s``, and their squares). Each position attends to the
+    nearest earlier position with the same depth: score ``−(q_i − q_j)² − (r_i − r_j)²`` plus
+    the rightmost tie-break ``j/(2n)``. Its terms are integers up to about 2n instead of
+    ``d² ≈ n²/4``, so in float64 the tie-break (steps of 1/(2n)) stays exact to n ≈ 10⁶ and
+    beyond, where ``−(d_i − d_j)²`` lost it from n ≈ 10⁵ (docs/programs.md). A right bracket
+    whose partner there is not the left bracket of its type records an error. Output: no
+    error through i and ``h = 0``.
     """
     if not 1 <= k <= len(BRACKETS):
         raise HardsoftError(f"dyck programs exist for k = 1..{len(BRACKETS)}, got {k}")
@@ -63,16 +68,22 @@ def dyck(k: int) -> Program:
     height = 2.0 * n_left - Position("i")
     depth = relu(height + right, label="depth")  # clamped at 0: below 0 is already an error
     err_height = step(-1.0 * height, 1, label="err_height")  # h <= -1
-    sq = square(depth, label="depth_sq")
+    quo, rem = Position("i//s"), Position("i%s")
+    split = lookup_int(
+        depth + 1.0,
+        [quo, rem, Position("i//s*i//s") + Position("i%s*i%s")],
+        label="depth_split",
+    )
+    q, r, sq = split.value(0), split.value(1), split.value(2)  # d + 1 = s·q + r, sq = q² + r²
     near = attend(
-        [2.0 * depth, -1.0 * sq, 1.0],
-        [depth, Linear({}, 1.0), -1.0 * sq],
+        [2.0 * q, 2.0 * r, -1.0 * sq, 1.0],
+        [q, r, Linear({}, 1.0), -1.0 * sq],
         [*lefts, depth],
         mask="strict-future",
         tie="rightmost",
         label="same_depth",
     )
-    type_ok = _sum(and_(r, near.value(t), label=f"type_ok{t}") for t, r in enumerate(rights))
+    type_ok = _sum(and_(r_, near.value(t), label=f"type_ok{t}") for t, r_ in enumerate(rights))
     same = equal(near.value(k), depth, label="same_level")
     matched = and_(near.found, same, type_ok, label="matched")
     err_match = and_(right, not_(matched), label="err_match")
