@@ -225,3 +225,68 @@ def test_default_threads_respects_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("HARDSOFT_THREADS", "zero")
     with pytest.raises(HardsoftError, match="HARDSOFT_THREADS"):
         default_threads()
+
+
+@pytest.mark.parametrize("formula,alphabet", FORMULAS[:2])
+def test_hard_target_formulas_take_fast_paths_and_stay_exact(formula: str, alphabet: str) -> None:
+    """The hard target (unique-hard and average-hard heads) through the fast paths."""
+    from hardsoft.check import formula_reference
+    from hardsoft.compile import compile_formula
+    from hardsoft.logic import parse
+
+    model = compile_formula(formula, alphabet, target="hard")
+    ids = np.random.default_rng(1).integers(0, 2, size=(2, 600))
+    with torch.no_grad():
+        fast = model(torch.from_numpy(ids))
+        with dense_reference():
+            dense = model(torch.from_numpy(ids))
+    assert fast.paths is not None and set(fast.paths.values()) - {"dense", "chunked"}
+    ref = formula_reference(parse(formula, alphabet=tuple(alphabet)), alphabet)(ids)
+    assert np.array_equal(fast.outputs[..., 0].numpy() > 0.5, ref.astype(bool))
+    assert torch.equal(fast.outputs, dense.outputs)
+
+
+@pytest.fixture(scope="module")
+def dyck2():
+    from hardsoft.programs.build import build
+
+    return build("dyck", 2, "soft-temperature", sampled_lengths=(32,))
+
+
+def dyck_words(n: int) -> list[str]:
+    from hardsoft.languages import get_language
+
+    rng = np.random.default_rng(2)
+    pairs = [("()", "[]")[int(b)] for b in rng.integers(0, 2, n // 2)]
+    deep = "".join(p[0] for p in pairs) + "".join(p[1] for p in reversed(pairs))
+    broken = deep[: n // 2] + ("]" if deep[n // 2] == ")" else ")") + deep[n // 2 + 1 :]
+    return [deep, broken, get_language("dyck2").sample_balanced(n, 1, rng)[0][0]]
+
+
+@pytest.mark.parametrize("which", ["average-hard", "soft-temperature"])
+def test_dyck2_program_fast_paths_equal_dense_and_oracle(dyck2, which: str) -> None:
+    """DYCK-2 at n = 600: the same-depth head has ~300 key classes, so it takes the class path
+    with the candidate search; AHAT and softmax model equal the dense path and the oracle."""
+    from hardsoft.languages import get_language
+
+    model = dyck2.compiled.model if which == "average-hard" else dyck2.model
+    lang = get_language("dyck2")
+    for word in dyck_words(600):
+        tokens = model.encode([word])
+        with torch.no_grad():
+            fast = model(tokens, trace=True)
+            with dense_reference():
+                dense = model(tokens, trace=True)
+        assert fast.paths is not None and fast.trace is not None and dense.trace is not None
+        same = next(
+            f"blocks.{h.layer}.attn.{h.head}"
+            for h in dyck2.compiled.heads
+            if h.label == "same_depth"
+        )
+        assert fast.paths[same] == "classes"
+        assert set(fast.paths.values()) <= {"uniform", "scan", "window", "classes"}
+        for name in fast.paths:
+            a, b = fast.trace[f"{name}.out"], dense.trace[f"{name}.out"]
+            assert float((a - b).abs().max()) <= 1e-9 * max(1.0, float(b.abs().max())), name
+        ref = np.asarray(lang.prefix_reference(word))
+        assert np.array_equal(np.rint(fast.outputs[0, :, 0].numpy()), ref)

@@ -3,12 +3,19 @@ registers itself on :data:`app`; :func:`main` turns user errors into one-line me
 
 from __future__ import annotations
 
-import importlib
-import sys
+import os
 
-import typer
+# Before torch allocates anything: back large tensors by transparent huge pages where the
+# kernel offers them on request (see hardsoft.runtime; 4-6x faster fresh allocations at
+# n = 10^6 on the reference machine). An explicit setting in the environment wins.
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
-from hardsoft.errors import HardsoftError
+import importlib  # noqa: E402
+import sys  # noqa: E402
+
+import typer  # noqa: E402
+
+from hardsoft.errors import HardsoftError  # noqa: E402
 
 app = typer.Typer(
     name="hardsoft",
