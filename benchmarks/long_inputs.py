@@ -4,8 +4,10 @@ against the dense reference path and a plain PyTorch loop, measured side by side
 Part 1 (model forward, one string per length, float64): for each model and n, the time of the
 fast paths (``auto`` policy), of the dense reference path (``--dense-max-n``) and of a plain
 dense float64 PyTorch loop over as many masked softmax heads as the model has (query blocks of
-2048 against all keys; ``--plain-max-n``), with the ratios, and the mismatches of the fast path
-(and the dense one) against the logic evaluator at every position.
+2048 against all keys; up to ``--plain-max-n``, or ``--plain-long-max-n`` for the
+``--plain-long`` models), with the ratios, and the mismatches of the fast path (and the dense
+one) against the logic evaluator at every position. DYCK-1 runs on random balanced strings,
+the other formulas on uniform random strings.
 
 Part 2 (``hardsoft run`` end to end, ``--cli-lengths``): wall time of the CLI on one random
 string (input file → JSON), every position checked against the evaluator; and the DYCK-2
@@ -16,9 +18,14 @@ program (``--dyck2-n``) on a depth-n/2 string and a random balanced one, against
 
 from __future__ import annotations
 
+import os
+
+# as the hardsoft command does (hardsoft.runtime): huge pages for large tensors, set before
+# torch loads, so the three paths are timed under the CLI's allocator setting
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -74,9 +81,21 @@ def plain_loop(n: int, heads: int, d: int = 2, block: int = 2048) -> None:
             out[s:e] = torch.softmax(scores, -1) @ v
 
 
+def word_ids(name: str, n: int, seed: int) -> np.ndarray:
+    """One input ``[1, n]``: uniform random symbols; for DYCK-1 a random balanced string (a
+    random arrangement of n/2 pairs rotated by the cycle lemma), so the prefixes are members
+    and near misses rather than almost all broken."""
+    rng = np.random.default_rng(seed)
+    if name != "dyck1":
+        return rng.integers(0, 2, size=(1, n))
+    steps = rng.permutation(np.repeat([0, 1], n // 2))  # 0 = "(", 1 = ")"
+    start = int(np.argmin(np.cumsum(1 - 2 * steps))) + 1
+    return np.roll(steps, -start)[None]
+
+
 def forward_row(name: str, model, n: int, args) -> dict:
     formula, alphabet = FORMULAS[name]
-    ids = np.random.default_rng(n).integers(0, 2, size=(1, n))
+    ids = word_ids(name, n, n)
     ref = formula_reference(parse(formula, alphabet=tuple(alphabet)), alphabet)(ids)
     tokens = torch.from_numpy(ids)
     heads = sum(len(b.heads) for b in model.blocks)
@@ -89,14 +108,14 @@ def forward_row(name: str, model, n: int, args) -> dict:
             with dense_reference():
                 row["dense s"], dense = timed(lambda: model(tokens))
             row["dense mismatches"] = int(((dense.outputs[0, :, 0].numpy() > 0.5) != ref[0]).sum())
-    if n <= args.plain_max_n:
+    if n <= args.plain_max_n or (name in args.plain_long and n <= args.plain_long_max_n):
         row["plain s"], _ = timed(lambda: plain_loop(n, heads))
     return row
 
 
 def cli_row(name: str, path: Path, n: int, tmp: Path) -> dict:
     formula, alphabet = FORMULAS[name]
-    ids = np.random.default_rng(n + 1).integers(0, 2, size=(1, n))
+    ids = word_ids(name, n, n + 1)
     word = "".join(alphabet[c] for c in ids[0])
     (tmp / "in.txt").write_text(word + "\n")
     before, cpu = load(), child_cpu()
@@ -213,11 +232,14 @@ def main() -> None:
     ap.add_argument("--lengths", default="4096,16384,65536,100000,1000000")
     ap.add_argument("--models", default=",".join(FORMULAS))
     ap.add_argument("--dense-max-n", type=int, default=16384)
-    ap.add_argument("--plain-max-n", type=int, default=100000)
+    ap.add_argument("--plain-max-n", type=int, default=16384)
+    ap.add_argument("--plain-long", default="parity (MOD)", help="models with a longer plain loop")
+    ap.add_argument("--plain-long-max-n", type=int, default=100000)
     ap.add_argument("--cli-lengths", default="100000,1000000")
     ap.add_argument("--dyck2-n", type=int, default=100000, help="0: skip")
     ap.add_argument("--write", default="")
     args = ap.parse_args()
+    args.plain_long = [m for m in args.plain_long.split(",") if m]
     names = [m for m in args.models.split(",") if m]
     lengths = [int(x) for x in args.lengths.split(",") if x]
     forward, cli, dyck = [], [], []
