@@ -64,8 +64,12 @@ def _formulas() -> list[tuple[str, str, bool]]:
     out = [(nf.text, nf.alphabet, False) for nf in FORMULAS.values()]
     out += [(FORMULAS[k].text, FORMULAS[k].alphabet, True) for k in ("parity-mod", "majority")]
     rng = random.Random(0)
-    for _ in range(6):
-        out.append((to_text(random_formula(rng, "01", depth=3)), "01", False))
+    picked = 0
+    while picked < 8:  # random formulas with attention (a formula like `false` has none)
+        text = to_text(random_formula(rng, "01", depth=3))
+        if any(layer.heads for layer in compile_formula(text, "01", target="hard").spec.layers):
+            out.append((text, "01", False))
+            picked += 1
     return out
 
 

@@ -79,6 +79,18 @@ class SoftenResult:
     inputs: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     float_margin: float = INF
+    hard: Transformer | None = field(default=None, repr=False)
+    fallback: tuple[float, int] = (1.0, 0)
+
+    def at_theta(self, theta: float) -> SoftenResult:
+        """The same gaps and constants at another θ (a new model and its bound, which may
+        exceed ``eps``): for experiments that sweep the temperature."""
+        if self.hard is None or not (math.isfinite(theta) and theta > 0):
+            raise HardsoftError(f"theta must be a positive number, got {theta}")
+        return _realise(
+            self.hard, self.heads, self.fallback, self.constants, theta, self.gap_source,
+            self.inputs, [n for n in self.notes if "float64" not in n], self.eps,
+        )  # fmt: skip
 
     def covers(self) -> str:
         """Which inputs ``error_bound`` holds on."""
@@ -212,6 +224,23 @@ def soften(
             ) from None
     elif not (math.isfinite(theta) and theta > 0):
         raise HardsoftError(f"theta must be a positive number, got {theta}")
+    return _realise(model, heads, fallback, k, theta, source, info, notes, eps)
+
+
+def _realise(
+    hard: Transformer,
+    heads: list[HeadGap],
+    fallback: tuple[float, int],
+    k: B.Constants,
+    theta: float,
+    source: str,
+    info: dict | None,
+    notes: list[str],
+    eps: float,
+) -> SoftenResult:
+    """The softmax model at θ and its certificate."""
+    notes = list(notes)
+    n_max = k.n_max
     err, _ = B.error_bound(k, theta)
     margin = B.float_margin(k)
     if margin < 1e3:
@@ -223,9 +252,9 @@ def soften(
         (h.layer, h.head): None if _exact(h) else _tau_text(theta, *h.temperature_gap(fallback))
         for h in heads
     }
-    smallest = min((t for t in taus.values() if t), key=lambda t: eval_tau(t, n_max))
+    smallest = min((t for t in taus.values() if t), key=lambda t: eval_tau(t, n_max), default="1")
     hard_gaps = [h.coef / n_max**h.power for h in heads if h.coef != INF and not h.uniform]
-    soft = build_softened(model, heads, taus)
+    soft = build_softened(hard, heads, taus)
     result = SoftenResult(
         model=soft,
         tau=smallest,
@@ -241,6 +270,8 @@ def soften(
         inputs=info,
         notes=notes,
         float_margin=margin,
+        hard=hard,
+        fallback=fallback,
     )
     soft.meta["softened"] = {k_: v for k_, v in result.to_dict().items() if k_ != "constants"}
     return result
