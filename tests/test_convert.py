@@ -77,6 +77,7 @@ def test_measured_bound_holds_at_every_position(weighting: str, mask: str) -> No
 
 
 @pytest.mark.parametrize("weighting", ["leftmost", "rightmost", "average"])
+@torch.no_grad()
 def test_ties_are_broken_like_the_hard_head(weighting: str) -> None:
     hard = integer_model(weighting, "future", 1, seed=4)
     words = words_up_to(6)
@@ -89,7 +90,7 @@ def test_ties_are_broken_like_the_hard_head(weighting: str) -> None:
     ps = r.model(r.model.encode(ws), trace=True).trace["blocks.0.attn.0.pattern"]
     rows = ph.sum(-1) > 0
     on_target = (ps * (ph > 0)).sum(-1)[rows]
-    assert float(on_target.min().detach()) > 0.999  # the mass is where the hard head looks
+    assert float(on_target.min()) > 0.999  # the mass is where the hard head looks
     if weighting != "average":  # leftmost / rightmost: the same key wins every tie
         assert torch.equal(ps.argmax(-1)[rows], ph.argmax(-1)[rows])
     else:  # average: equal weights on the tie set (layer 1: bit-identical tied scores)
@@ -100,6 +101,7 @@ def test_ties_are_broken_like_the_hard_head(weighting: str) -> None:
     assert max_error(hard, r.model, words) <= r.error_bound
 
 
+@torch.no_grad()
 def test_tie_set_weights_unequal_after_layer_one() -> None:
     """The plain argument says softmax puts equal weights on the hard tie set T. True in layer
     1; from layer 2 on the tied scores are perturbed differently and the weights differ, within
