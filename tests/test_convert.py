@@ -135,8 +135,10 @@ def test_tie_set_weights_unequal_after_layer_one() -> None:
 
 
 # ---------------------------------------------------------------------------- certified gaps
-def test_compiled_formula_certified_and_exact() -> None:
-    f = "!E(#<[Y '1'] = #>['1'])"
+@pytest.mark.parametrize(
+    "f", ["!E(#<[Y '1'] = #>['1'])", "Y MOD(2,1)(#<['1']) | MOD(3,0)(#<['0']+2)"]
+)
+def test_compiled_formula_certified_and_exact(f: str) -> None:
     hard = compile_formula(f, "01", target="hard")
     r = soften(hard, n=60)
     assert r.gap_source == "certified" and r.error_bound < 0.5
@@ -173,6 +175,7 @@ def test_grid_rules() -> None:
     assert feature_grid("i/n")[0] and feature_grid("i/n")[1].tolist() == [0, 0, 0, 0, 1]
     assert feature_grid("1/i*(i/n)^2")[1].tolist() == [1, 0, 0, 0, 2]
     assert not feature_grid("sinusoidal:4")[0]
+    assert feature_grid("[i mod 3 = 1]")[0] and feature_grid("[i=1]*[i=n]")[0]
     exp, ok = dyadic_exponents(np.array([0.0, 3.0, 0.75, -6.25, 0.1]))
     assert exp[:4].tolist() == [0, 0, 2, 2] and ok.tolist() == [True, True, True, True, False]
     assert feature_sup("i^2", 10) == 100.0 and feature_sup("1/i", 10) == 1.0

@@ -111,7 +111,7 @@ def feature_grid(name: str) -> tuple[bool, np.ndarray]:
     from hardsoft.model.features import parse_feature
 
     atoms = np.zeros(len(ATOMS), np.int64)
-    for part in parse_feature(name).name.split("*"):
+    for part in "".join(parse_feature(name).name.split()).split("*"):
         if part in _FEATURE_ATOMS:
             for a, e in _FEATURE_ATOMS[part].items():
                 atoms[ATOMS.index(a)] += e
