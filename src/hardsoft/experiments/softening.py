@@ -137,7 +137,7 @@ def _random_models(ctx: Context) -> tuple[list[list], list[dict], list[tuple]]:
                         f"{r.error_bound:.3g}",
                         f"{err:.3g}",
                         f"{theta_max / r.theta:.3g}",
-                        f"{horizon}" if broke else f">= {horizon}",
+                        _fmt_h((horizon, broke), max(lengths)),
                     ]
                 )
     return rows, records, sweep
@@ -195,8 +195,11 @@ def _compiled(ctx: Context) -> tuple[list[list], list[dict]]:
     return rows, records
 
 
-def _fmt_h(h: tuple[int, bool]) -> str:
-    return f"{h[0]}" if h[1] else f">= {h[0]}"
+def _fmt_h(h: tuple[int, bool], first: int = N_COMPILED) -> str:
+    """``>= n`` (never failed up to n), ``n`` (failed at the next length) or ``< first``."""
+    if not h[1]:
+        return f">= {h[0]}"
+    return f"{h[0]}" if h[0] else f"< {first}"
 
 
 def _formula_horizon(model, formula: str, steps: int) -> tuple[int, bool]:
