@@ -327,6 +327,11 @@ def test_hardened_trained_model_gets_a_verified_witness(tmp_path: Path) -> None:
         y = hard(hard.encode([w.x, w.x_prime])).outputs[:, -1].double()
     p_eos = torch.softmax(y, -1)[:, 2]
     assert [bool(p > 0.25) for p in p_eos] == [w.accept, w.accept_prime]
+    save_model(soft, tmp_path / "soft.st")  # `hardsoft run` reads acceptance the same way
+    res = cli("run", str(tmp_path / "soft.st"), "--input", w.x, "--input", w.x_prime, "--json")
+    with torch.no_grad():
+        expected = soft(soft.encode([w.x, w.x_prime])).accept.tolist()
+    assert [r["accept"] for r in json.loads(res.stdout)["results"]] == expected
 
 
 def test_package_root_exports() -> None:
