@@ -100,7 +100,7 @@ def open_in_chromium(page: Path, tmp: Path) -> tuple[dict, Path]:
     """Load ``page`` in headless Chromium; its images and anchors, and a screenshot."""
     exe = chromium()
     if exe is None:
-        pytest.skip("no Chromium here: install Debian's chromium package (apt-get install chromium)")
+        pytest.skip("no Chromium here: install Debian's chromium (apt-get install chromium)")
     shot = Path(os.environ.get("HARDSOFT_SCREENSHOTS") or tmp) / f"{page.stem}.png"
     profile = tmp / f"profile-{page.stem}"  # a fresh user-data-dir per run
     try:
@@ -137,9 +137,7 @@ def figure_experiment():
 
 def test_report_opens_in_chromium_with_every_image_and_anchor(tmp_path, figure_experiment):
     out = tmp_path / "report"
-    summary = reproduce(
-        out, only=["softmax-to-hardmax", "zz-browser-figure"], show_progress=False
-    )
+    summary = reproduce(out, only=["softmax-to-hardmax", "zz-browser-figure"], show_progress=False)
     assert not summary["failed"], summary["failed"]
     result, shot = open_in_chromium(out / "index.html", tmp_path)
     assert result["title"] == "hardsoft report (quick)"
