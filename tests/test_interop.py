@@ -75,6 +75,37 @@ def test_compiled_soft_pe_models_match_in_transformer_lens(name) -> None:
                 assert (pattern[:, h] - mine).abs().max().item() <= TOL
 
 
+def _has_nonstrict_masks() -> bool:
+    import inspect
+
+    from hardsoft.compile import compile_formula
+
+    return "masks" in inspect.signature(compile_formula).parameters
+
+
+@pytest.mark.skipif(not _has_nonstrict_masks(), reason="the compiler has no non-strict masks yet")
+@pytest.mark.parametrize("name", ["suffix-abc", "ones-star", "parity-mod", "majority"])
+def test_nonstrict_compiled_models_match_in_transformer_lens(name) -> None:
+    """Non-strict masks (Y and S through future masks) make formulas with past operators
+    expressible: same logits, and the formula's truth values, at every position."""
+    from hardsoft.compile import compile_formula
+    from hardsoft.logic.library import get_formula
+    from hardsoft.logic.semantics import evaluate
+
+    f = get_formula(name)
+    model = compile_formula(f.formula, f.alphabet, target="soft-pe", masks="nonstrict")
+    for n in (1, 2, 3, 7, 16, 33, 64):
+        hooked = build_hooked(transformer_lens_weights(model, n))
+        tokens = _tokens(len(f.alphabet), n, count=16)
+        with torch.no_grad():
+            logits = hooked(tokens)
+            assert (model(tokens).outputs - logits).abs().max().item() <= TOL, n
+        words = ["".join(f.alphabet[i] for i in row) for row in tokens.tolist()]
+        np.testing.assert_array_equal(
+            (logits[..., 0] > 0.5).numpy(), evaluate(f.formula, words, f.alphabet)
+        )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["parity-mod", "majority"])
 def test_compiled_models_match_at_every_length_up_to_64(name) -> None:
