@@ -68,8 +68,8 @@ def verdict_for(record: Mapping[str, Any]) -> Verdict:
     """The summary row of a stored experiment record (never raises on odd metrics)."""
     name, title = record["name"], record.get("title", record["name"])
     entry = CLAIMS.get(name)
-    if entry is None:
-        return Verdict(name, title, NO_CLAIM, "", "", NO_CLAIM, "")
+    if entry is None:  # the experiment's own reference, if it gives one
+        return Verdict(name, title, NO_CLAIM, record.get("seed_ref", ""), "", NO_CLAIM, "")
     try:
         verdict, key = entry.judge(record.get("metrics") or {})
     except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
@@ -87,7 +87,7 @@ def _finite(values: list[Any]) -> list[float]:
 
 @claim(
     "softmax-to-hardmax",
-    claim="Softmax with temperature τ → 0 approaches hardmax, within 2(m−1)e^{−γ/τ} for a "
+    claim="Softmax with temperature τ → 0 approaches hardmax, within 2(m−1)·exp(−γ/τ) for a "
     "score gap γ over m positions",
     paper="Yang et al. (2026) §3.2 (Lemmas 6–7)",
     what_ran="64 random score rows per length, τ from 1 to 10⁻⁴; a 2-layer random model with "
@@ -174,7 +174,7 @@ def _sensitivity(m: Mapping[str, Any]) -> tuple[str, str]:
         raise ValueError("no random-model slopes")
     violations = int(m["violations"])
     ok = violations == 0 and max(slopes) <= -0.9
-    key = f"slopes {min(slopes):.2f} to {max(slopes):.2f} (Lemma 5: ≤ −1); {violations} violations"
+    key = f"slopes {min(slopes):.2f} to {max(slopes):.2f} (Lemma 5: −1); {violations} violations"
     return (REPRODUCED if ok else DEVIATES), key
 
 

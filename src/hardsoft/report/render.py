@@ -50,7 +50,7 @@ def _md_cell(value: Any) -> str:
 def _environment(autoescape: bool) -> Environment:
     env = Environment(
         loader=PackageLoader("hardsoft.report", "templates"),
-        autoescape=select_autoescape(["html"]) if autoescape else False,
+        autoescape=select_autoescape(["html", "html.j2"]) if autoescape else False,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
