@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 
 from hardsoft.errors import HardsoftError
-from hardsoft.model.features import feature_matrix
+from hardsoft.model.features import feature_matrix, parse_feature
 from hardsoft.model.spec import (
     HeadSpec,
     LayerNormPlacement,
@@ -128,10 +128,10 @@ def _length_dependence(model: Transformer, n_ctx: int) -> list[str]:
     not constant on 1..n_ctx (both checked exactly, length by length)."""
     reasons = []
     for name in model.spec.position_features:
-        full = feature_matrix((name,), n_ctx, torch.float64)
+        feature = parse_feature(name)  # n_ctx²/2 values in all: the check is quadratic
+        full = feature.compute(n_ctx, torch.float64)
         if any(
-            not torch.equal(full[:m], feature_matrix((name,), m, torch.float64))
-            for m in range(1, n_ctx)
+            not torch.equal(full[:m], feature.compute(m, torch.float64)) for m in range(1, n_ctx)
         ):
             reasons.append(f"position feature {name!r} depends on n")
     for ell, layer in enumerate(model.spec.layers):
