@@ -33,6 +33,7 @@ _COMMAND_MODULES = (
     "learn_cmds",
     "convert_cmds",
     "reproduce_cmd",
+    "export_cmds",
 )
 
 
