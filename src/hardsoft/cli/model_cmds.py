@@ -11,6 +11,7 @@ from hardsoft.cli import app
 from hardsoft.cli.common import console, print_json
 from hardsoft.errors import HardsoftError
 from hardsoft.model import MASKS, WEIGHTINGS, load_model, random_model, save_model
+from hardsoft.model.readout import acceptance_of
 
 
 def read_inputs(inputs: list[str] | None, input_file: Path | None) -> list[str]:
@@ -62,10 +63,12 @@ def run_cmd(
                 outputs[i] = out
             if n:
                 paths[str(n)] = head_paths(model)
+    readout = acceptance_of(model)
     results = []
     for w, out in zip(words, outputs):
         values = [float(v) for v in out[:, 0]]
-        results.append({"input": w, "outputs": values, "accept": bool(values and values[-1] > 0.5)})
+        accept = bool(len(out) and readout.accept(torch.as_tensor(out[-1])))
+        results.append({"input": w, "outputs": values, "accept": accept})
     if as_json:
         print_json({"results": results, "attention_paths": paths})
         return
