@@ -290,3 +290,25 @@ def test_dyck2_program_fast_paths_equal_dense_and_oracle(dyck2, which: str) -> N
             assert float((a - b).abs().max()) <= 1e-9 * max(1.0, float(b.abs().max())), name
         ref = np.asarray(lang.prefix_reference(word))
         assert np.array_equal(np.rint(fast.outputs[0, :, 0].numpy()), ref)
+
+
+def test_cli_check_reports_paths_and_dense_flag(tmp_path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from hardsoft.cli import app
+    from hardsoft.compile import compile_formula
+    from hardsoft.model import save_model
+
+    path = tmp_path / "majority.safetensors"
+    save_model(compile_formula("#<['1'] > #<['0']", "01", target="soft-temperature"), path)
+    runner = CliRunner()
+    base = ["check", str(path), "--formula", "#<['1'] > #<['0']", "--exhaustive-max-n", "3"]
+    base += ["--random-n", "700", "--samples", "2", "--json"]
+    fast = json.loads(runner.invoke(app, base).output)
+    dense = json.loads(runner.invoke(app, [*base, "--dense"]).output)
+    assert fast["mismatches"] == dense["mismatches"] == 0
+    assert set(fast["attention_paths"]["700"].values()) == {"uniform", "classes"}
+    assert set(dense["attention_paths"]["700"].values()) == {"dense"}
+    assert fast["attention_paths"]["3"] == dense["attention_paths"]["3"]
