@@ -312,3 +312,27 @@ def test_cli_check_reports_paths_and_dense_flag(tmp_path) -> None:
     assert set(fast["attention_paths"]["700"].values()) == {"uniform", "classes"}
     assert set(dense["attention_paths"]["700"].values()) == {"dense"}
     assert fast["attention_paths"]["3"] == dense["attention_paths"]["3"]
+
+
+@pytest.mark.parametrize("mask", MASKS)
+def test_softmax_one_key_changed_equals_recomputing(mask: str) -> None:
+    """The O(n·d) update for one changed key/value equals the dense head on the variant
+    (rows it cannot update reliably are flagged, and include the changed position)."""
+    from hardsoft.model.attention import attend, attention_state, softmax_one_key_changed
+
+    g = torch.Generator().manual_seed(0)
+    n, d, dv, B = 50, 3, 2, 6
+    q, k = (torch.randn(1, n, d, generator=g, dtype=torch.float64) * 2 for _ in range(2))
+    v = torch.randn(1, n, dv, generator=g, dtype=torch.float64)
+    i = torch.randint(0, n, (B,), generator=g)
+    k_new = torch.randn(B, d, generator=g, dtype=torch.float64) * 2
+    v_new = torch.randn(B, dv, generator=g, dtype=torch.float64)
+    state = attention_state(q, k, v, "softmax", mask, 0.7, chunk=16)
+    out, redo = softmax_one_key_changed(state, q, k[0, i], v[0, i], k_new, v_new, i, mask, 0.7)
+    for b in range(B):
+        k2, v2 = k.clone(), v.clone()
+        k2[0, i[b]], v2[0, i[b]] = k_new[b], v_new[b]
+        ref, _ = attend(q, k2, v2, "softmax", mask, 0.7, use_sdpa=False)
+        assert bool(redo[b, i[b]])
+        keep = ~redo[b]
+        torch.testing.assert_close(out[b][keep], ref[0][keep], rtol=1e-10, atol=1e-12)

@@ -116,64 +116,144 @@ def attend_chunked(
     strict improvement, rightmost the last non-strict one; average keeps the running max, the
     number of positions attaining it and the sum of their values.
     """
+    m, norm, acc = attention_state(q, k, v, weighting, mask, score_scale, chunk)
+    return acc / norm.clamp_min(torch.finfo(v.dtype).tiny)[..., None] * (norm > 0)[..., None]
+
+
+def attention_state(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    weighting: str,
+    mask: str,
+    score_scale: float,
+    chunk: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The streamed statistics of every query row: ``m [B, n]`` (the row maximum, −inf if no
+    key is allowed), ``norm [B, n]`` and ``acc [B, n, d_v]``; the output is ``acc / norm``.
+    Softmax: ``norm = Σ e^(s−m)``, ``acc = Σ e^(s−m) v``; average: the count and sum of the
+    maximal keys; unique-hard: 1 and the picked value."""
+    B, n, _ = q.shape
+    d_v = v.shape[-1]
+    m_all = torch.full((B, n), NEG_INF, dtype=q.dtype, device=q.device)
+    norm_all = torch.zeros(B, n, dtype=v.dtype, device=v.device)
+    acc_all = torch.zeros(B, n, d_v, dtype=v.dtype, device=v.device)
+    for qs in range(0, n, chunk):
+        qe = min(n, qs + chunk)
+        m, norm, acc = _row_block_state(q, k, v, weighting, mask, score_scale, chunk, qs, qe)
+        m_all[:, qs:qe], norm_all[:, qs:qe], acc_all[:, qs:qe] = m, norm, acc
+    return m_all, norm_all, acc_all
+
+
+def _row_block_state(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    weighting: str,
+    mask: str,
+    score_scale: float,
+    chunk: int,
+    qs: int,
+    qe: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`attention_state` of the query rows ``qs:qe``, streaming key blocks."""
     B, n, _ = q.shape
     d_v = v.shape[-1]
     mask_kind = Mask.parse(mask, "mask")
-    out = torch.zeros(B, n, d_v, dtype=v.dtype, device=v.device)
-    for qs in range(0, n, chunk):
-        qe = min(n, qs + chunk)
-        qc = q[:, qs:qe]
-        m = torch.full((B, qe - qs), NEG_INF, dtype=q.dtype, device=q.device)
-        acc = torch.zeros(B, qe - qs, d_v, dtype=v.dtype, device=v.device)
-        norm = torch.zeros(B, qe - qs, dtype=v.dtype, device=v.device)
-        for ks in range(0, n, chunk):
-            ke = min(n, ks + chunk)
-            if not mask_kind.block_may_be_allowed(qs, qe, ks, ke):
-                continue
-            allowed = (
-                None
-                if mask_kind.block_fully_allowed(qs, qe, ks, ke)
-                else allowed_block(mask, qs, qe, ks, ke, q.device)
-            )
-            vb = v[:, ks:ke]
-            if weighting in ("leftmost", "rightmost"):
-                bmax, pick = hard_block_pick(qc, k[:, ks:ke], score_scale, allowed, weighting)
-                # leftmost: only a strictly larger block maximum replaces the running choice;
-                # rightmost: an equal one does too; a row with no allowed key never takes
-                take = (bmax > m) if weighting == "leftmost" else (bmax >= m) & (bmax > NEG_INF)
-                picked = torch.gather(vb, 1, pick[..., None].expand(-1, -1, d_v))
-                acc = torch.where(take[..., None], picked, acc)
-                norm = torch.where(take, torch.ones_like(norm), norm)
-                m = torch.where(take, bmax, m)
-                continue
-            s = (qc @ k[:, ks:ke].transpose(-1, -2)) * score_scale
-            if allowed is not None:
-                s = s.masked_fill(~allowed, NEG_INF)
-            bmax = s.amax(dim=-1)
-            if weighting == "softmax":
-                new_m = torch.maximum(m, bmax)
-                safe_m = torch.where(new_m == NEG_INF, torch.zeros_like(new_m), new_m)
-                decay = torch.exp(m - safe_m)
-                p = torch.exp(s - safe_m[..., None])
-                acc = acc * decay[..., None] + p @ vb
-                norm = norm * decay + p.sum(-1)
-                m = new_m
-                continue
-            hit = (s == bmax[..., None]) & (bmax[..., None] > NEG_INF)
-            if weighting == "average":
-                bsum = hit.to(v.dtype) @ vb
-                bcnt = hit.sum(-1).to(v.dtype)
-                better = bmax > m
-                same = (bmax == m) & (bmax > NEG_INF)
-                acc = torch.where(better[..., None], bsum, acc + same[..., None] * bsum)
-                norm = torch.where(better, bcnt, norm + same * bcnt)
-                m = torch.maximum(m, bmax)
-                continue
-            raise ValueError(f"unknown weighting {weighting!r}")
-        out[:, qs:qe] = (
-            acc / norm.clamp_min(torch.finfo(v.dtype).tiny)[..., None] * (norm > 0)[..., None]
+    qc = q[:, qs:qe]
+    m = torch.full((B, qe - qs), NEG_INF, dtype=q.dtype, device=q.device)
+    acc = torch.zeros(B, qe - qs, d_v, dtype=v.dtype, device=v.device)
+    norm = torch.zeros(B, qe - qs, dtype=v.dtype, device=v.device)
+    for ks in range(0, n, chunk):
+        ke = min(n, ks + chunk)
+        if not mask_kind.block_may_be_allowed(qs, qe, ks, ke):
+            continue
+        allowed = (
+            None
+            if mask_kind.block_fully_allowed(qs, qe, ks, ke)
+            else allowed_block(mask, qs, qe, ks, ke, q.device)
         )
-    return out
+        vb = v[:, ks:ke]
+        if weighting in ("leftmost", "rightmost"):
+            bmax, pick = hard_block_pick(qc, k[:, ks:ke], score_scale, allowed, weighting)
+            # leftmost: only a strictly larger block maximum replaces the running choice;
+            # rightmost: an equal one does too; a row with no allowed key never takes
+            take = (bmax > m) if weighting == "leftmost" else (bmax >= m) & (bmax > NEG_INF)
+            picked = torch.gather(vb, 1, pick[..., None].expand(-1, -1, d_v))
+            acc = torch.where(take[..., None], picked, acc)
+            norm = torch.where(take, torch.ones_like(norm), norm)
+            m = torch.where(take, bmax, m)
+            continue
+        s = (qc @ k[:, ks:ke].transpose(-1, -2)) * score_scale
+        if allowed is not None:
+            s = s.masked_fill(~allowed, NEG_INF)
+        bmax = s.amax(dim=-1)
+        if weighting == "softmax":
+            new_m = torch.maximum(m, bmax)
+            safe_m = torch.where(new_m == NEG_INF, torch.zeros_like(new_m), new_m)
+            decay = torch.exp(m - safe_m)
+            p = torch.exp(s - safe_m[..., None])
+            acc = acc * decay[..., None] + p @ vb
+            norm = norm * decay + p.sum(-1)
+            m = new_m
+            continue
+        hit = (s == bmax[..., None]) & (bmax[..., None] > NEG_INF)
+        if weighting == "average":
+            bsum = hit.to(v.dtype) @ vb
+            bcnt = hit.sum(-1).to(v.dtype)
+            better = bmax > m
+            same = (bmax == m) & (bmax > NEG_INF)
+            acc = torch.where(better[..., None], bsum, acc + same[..., None] * bsum)
+            norm = torch.where(better, bcnt, norm + same * bcnt)
+            m = torch.maximum(m, bmax)
+            continue
+        raise ValueError(f"unknown weighting {weighting!r}")
+    return m, norm, acc
+
+
+def softmax_one_key_changed(
+    state: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    q: torch.Tensor,
+    k_i: torch.Tensor,
+    v_i: torch.Tensor,
+    k_new: torch.Tensor,
+    v_new: torch.Tensor,
+    i: torch.Tensor,
+    mask: str,
+    score_scale: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A softmax head's outputs after the key and value at one position change, from the
+    :func:`attention_state` of the unchanged input: O(n·d) per variant instead of O(n²).
+
+    ``state`` is ``(m, norm, acc)`` ``[1, n]`` of the original input; ``q [1, n, d]`` its
+    queries; variant b changes position ``i[b]`` from key/value ``k_i[b], v_i[b]`` to
+    ``k_new[b], v_new[b]`` (``[B, d]``). Row j's term for key i is replaced in its sums:
+    ``acc' = acc − e^(s−m) v_i + e^(s'−m) v'_i`` (with the reference max raised to s' if
+    needed). Returns the outputs ``[B, n, d_v]`` and ``redo [B, n]``: rows whose update is not
+    reliable — the changed position itself (its query changed too) and rows where the removed
+    term carried more than half of the mass (the subtraction would cancel) — which the caller
+    must recompute."""
+    m, norm, acc = (t[0] for t in state)
+    n = q.shape[1]
+    rows = torch.arange(n, device=q.device)
+    ok = Mask.parse(mask, "mask").allows(rows[None, :], i[:, None])  # [B, n]: j may see i
+    s_old = (q[0] @ k_i.T).T * score_scale  # [B, n]
+    s_new = (q[0] @ k_new.T).T * score_scale
+    ref = torch.where(ok, torch.maximum(m[None], s_new), m[None])
+    safe = torch.where(ref == NEG_INF, torch.zeros_like(ref), ref)
+    decay = torch.exp(m[None] - safe)
+    e_old = torch.where(ok, torch.exp(s_old - safe), torch.zeros_like(s_old))
+    e_new = torch.where(ok, torch.exp(s_new - safe), torch.zeros_like(s_new))
+    new_norm = norm[None] * decay - e_old + e_new
+    new_acc = (
+        acc[None] * decay[..., None]
+        - e_old[..., None] * v_i[:, None]
+        + e_new[..., None] * v_new[:, None]
+    )
+    out = new_acc / new_norm.clamp_min(torch.finfo(acc.dtype).tiny)[..., None]
+    out = out * (new_norm > 0)[..., None]
+    redo = (rows[None, :] == i[:, None]) | (e_old > 0.5 * norm[None] * decay)
+    return out, redo
 
 
 def hard_block_pick(
