@@ -67,11 +67,12 @@ def _check_address(address: str) -> None:
 def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator[Any]:
     """A connected ``ray`` module for the duration of the block (see the module docstring)."""
     ray = import_ray()
+    if address:
+        _check_address(address)
     if ray.is_initialized():
         yield ray
         return
     if address:
-        _check_address(address)
         kwargs: dict[str, Any] = {"address": address}
     else:
         kwargs = {
