@@ -38,6 +38,7 @@ from hardsoft.learn import (  # noqa: E402
     load_run,
 )
 from hardsoft.learn.data import encode  # noqa: E402
+from hardsoft.learn.evaluate import majority_baseline  # noqa: E402
 from hardsoft.learn.executors import make_executor  # noqa: E402
 from hardsoft.learn.sweep import train_cell  # noqa: E402
 
@@ -223,9 +224,13 @@ def _select(cells, **match) -> list[dict[str, Any]]:
 
 
 def _summaries(cells, plan: Plan) -> dict[str, Any]:
-    """Per language and model: (a) gap bands by n, (b) accuracy bands, (c) influence."""
+    """Per language and model: (a) gap bands by n, (b) accuracy bands and the best constant
+    guess's accuracy on the same prefixes, (c) influence."""
     out: dict[str, Any] = {}
     for language in LANGUAGES:
+        baseline = majority_baseline(
+            get_process(language), plan.gen_lengths, TRAIN_MAX_B, samples=plan.gen_samples
+        )
         for model in MODELS:
             a = [_select(cells, language=language, model=model, n=n) for n in plan.lengths]
             b = _select(cells, language=language, model=model, n=None)
@@ -233,6 +238,7 @@ def _summaries(cells, plan: Plan) -> dict[str, Any]:
                 "gap": [band([c["gap"] for c in cs]) for cs in a],
                 "chance_gap": [cs[0]["chance_gap"] for cs in a],
                 "beyond_40": band([c["beyond"] for c in b]),
+                "baseline_40": baseline,
                 "per_length": [band(list(x)) for x in zip(*(c["per_length"] for c in b))],
             }
             if model != "lstm":
@@ -286,35 +292,46 @@ def _figure_generalization(ctx: Context, plan: Plan, summ: dict[str, Any], mode:
             _band_plot(
                 ax, plan.gen_lengths, summ[f"{language}/{model}"]["per_length"], style, label
             )
+        ax.axhline(
+            summ[f"{language}/lstm"]["baseline_40"], color="k", ls="--", label="best constant guess"
+        )
         ax.set(xlabel="test length", ylabel="per-token accuracy", ylim=(0.4, 1.02))
         ax.set_title(f"(b) trained on n ≤ 40: {_NAMES[language]}; {mode}", fontsize=10)
         ax.legend(fontsize=8)
     return _save(ctx, fig, "learning-generalization.png")
 
 
-def _figure_sensitivity(ctx: Context, cells, mode: str) -> str:
+def _figure_sensitivity(ctx: Context, plan: Plan, cells, mode: str) -> str:
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import NullFormatter
+
+    colors = dict(
+        zip(plan.lengths, plt.get_cmap("viridis")(np.linspace(0, 0.9, len(plan.lengths))))
+    )
+    markers = {"tf-none": "o", "tf-pre": "^"}
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
     for ax, language in zip(axes, LANGUAGES):
-        for model in ("tf-none", "tf-pre"):
-            cs = [c for c in _select(cells, language=language, model=model) if c["n"]]
-            xs = [c["sensitivity"]["influence_at_n"] for c in cs]
-            ax.scatter(
-                xs,
-                [c["gap"] for c in cs],
-                c=np.log2([c["n"] for c in cs]),
-                marker=_STYLE[model][0][0],
-                cmap="viridis",
-                label=_STYLE[model][1],
-            )
+        for model, marker in markers.items():
+            for n in plan.lengths:
+                cs = _select(cells, language=language, model=model, n=n)
+                xs = [c["sensitivity"]["influence_at_n"] for c in cs]
+                ax.scatter(xs, [c["gap"] for c in cs], color=colors[n], marker=marker, alpha=0.8)
+        handles = [
+            Line2D([], [], color="k", marker=m, ls="", label=_STYLE[k][1])
+            for k, m in markers.items()
+        ]
+        handles += [
+            Line2D([], [], color=colors[n], marker="s", ls="", label=f"n = {n}")
+            for n in plan.lengths
+        ]
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set(
             xlabel="Lemma 5 influence at n (max ‖Δy_n‖, last layer)",
             ylabel="cross-entropy − optimal at n (nats)",
         )
-        ax.set_title(
-            f"(c) sensitivity vs gap (colour: log2 n): {_NAMES[language]}; {mode}", fontsize=10
-        )
-        ax.legend(fontsize=8)
+        ax.set_title(f"(c) sensitivity vs gap: {_NAMES[language]}; {mode}", fontsize=10)
+        ax.legend(handles=handles, fontsize=8)
     return _save(ctx, fig, "learning-sensitivity-vs-gap.png")
 
 
@@ -346,7 +363,7 @@ def _tables(plan: Plan, summ: dict[str, Any]) -> list[Table]:
                     "-" if sens is None else f"{sens[k][0]:.3g}",
                 ]
             )
-        gen_rows.append([language, model, _fmt(r["beyond_40"])])
+        gen_rows.append([language, model, _fmt(r["beyond_40"]), f"{r['baseline_40']:.3f}"])
     return [
         Table(
             "(a) Cross-entropy gap to optimal at n, trained at n (nats; mean [95% band])",
@@ -355,7 +372,7 @@ def _tables(plan: Plan, summ: dict[str, Any]) -> list[Table]:
         ),
         Table(
             "(b) Per-token accuracy at positions 41..500, trained on n <= 40 (mean [95% band])",
-            ["process", "model", "accuracy"],
+            ["process", "model", "accuracy", "best constant guess"],
             gen_rows,
         ),
     ]
@@ -373,7 +390,8 @@ def _summary_text(plan: Plan, summ: dict[str, Any], seeds: int) -> str:
         f"{gap('parity/lstm')} (chance gap {summ['parity/lstm']['chance_gap'][-1]:.3f}); 2DYCK: "
         f"{gap('dyck2/tf-none')}, {gap('dyck2/tf-pre')}, {gap('dyck2/lstm')}. Per-token "
         f"accuracy beyond 40 on PARITY: {summ['parity/tf-none']['beyond_40'][0]:.2f} "
-        f"(transformer, no layer norm), {summ['parity/lstm']['beyond_40'][0]:.2f} (LSTM)."
+        f"(transformer, no layer norm), {summ['parity/lstm']['beyond_40'][0]:.2f} (LSTM); the "
+        f"best constant guess scores {summ['parity/lstm']['baseline_40']:.2f}."
     )
 
 
@@ -392,7 +410,7 @@ def run(ctx: Context) -> Result:
     figures = [
         _figure_gap(ctx, plan, summ, mode),
         _figure_generalization(ctx, plan, summ, mode),
-        _figure_sensitivity(ctx, cells, mode),
+        _figure_sensitivity(ctx, plan, cells, mode),
     ]
     metrics = {"plan": plan.__dict__, "summary": summ, "cells": cells}
     return Result(

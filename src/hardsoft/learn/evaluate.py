@@ -178,3 +178,41 @@ def evaluate_model(
     return cross_entropy_by_length(
         model, get_process(language, p), lengths, samples=samples, device=device
     )
+
+
+def _truth(process: HahnProcess, exact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(label [B, n] bool, scored [B, n] bool): the decision the exact distribution makes
+    (PARITY: the count of 1s is even; 2DYCK: the closing bracket is round) and where it is
+    scored."""
+    eos = process.eos_index
+    if isinstance(process, ParityProcess):
+        label = exact[..., eos] > 0
+        return label, np.ones(label.shape, dtype=bool)
+    close_round, close_square = exact[..., 1] > 0, exact[..., 3] > 0
+    return close_round, close_round | close_square
+
+
+def majority_baseline(
+    process: HahnProcess,
+    lengths: Sequence[int],
+    train_max: int,
+    *,
+    samples: int = 64,
+    seed: int = 777,
+) -> float:
+    """The per-token accuracy beyond ``train_max`` of the best *constant* decision on the very
+    prefixes :func:`length_generalization` scores (same seed): the chance level of that accuracy.
+    It is not 1/2 on PARITY: conditioned on surviving, the process spends more time in the odd
+    state, which never ends."""
+    hits, total = 0, 0
+    for n in [int(n) for n in lengths]:
+        rng = np.random.default_rng([seed, n])
+        words = process.sample_prefixes(n, samples, rng, min_length=n)
+        label, scored = _truth(process, exact_targets(process, words))
+        scored = scored.copy()
+        scored[:, :train_max] = False
+        hits += int((label & scored).sum())
+        total += int(scored.sum())
+    if total == 0:
+        return float("nan")
+    return max(hits, total - hits) / total
