@@ -174,3 +174,38 @@ def test_executor_ray_without_ray_installed(tmp_path, capsys, monkeypatch) -> No
         monkeypatch,
     )
     assert code == 2 and "needs Ray" in err
+
+
+def test_learning_experiment_on_a_tiny_plan_resumes_from_its_run_folders(
+    tmp_path, monkeypatch
+) -> None:
+    from hardsoft.experiments import Context
+    from hardsoft.experiments import learning
+
+    tiny = learning.Plan((4, 8), 2, 3, 64, 4, 16, (41, 45), 2, (4, 8))
+    monkeypatch.setattr(learning, "QUICK", tiny)
+    ctx = Context(quick=True, figures_dir=tmp_path / "figures")
+    res = learning.run(ctx)
+    cells = res.metrics["cells"]
+    # 2 languages x 3 models x (2 lengths + the <= 40 run) x 2 seeds
+    assert len(cells) == 2 * 3 * 3 * 2
+    assert all(c["gap"] >= -1e-9 for c in cells if c["n"])
+    assert all(0 <= c["beyond"] <= 1 for c in cells if c["n"] is None)
+    assert all(("sensitivity" in c) == (c["model"] != "lstm") for c in cells)
+    s = res.metrics["summary"]["parity/tf-none"]
+    gaps = [
+        c["gap"] for c in cells if (c["language"], c["model"], c["n"]) == ("parity", "tf-none", 8)
+    ]
+    assert s["gap"][1][0] == pytest.approx(sum(gaps) / 2) and s["gap"][1][1] <= s["gap"][1][0]
+    assert sorted(res.figures) == [
+        "learning-gap-at-n.png",
+        "learning-generalization.png",
+        "learning-sensitivity-vs-gap.png",
+    ]
+    assert all((tmp_path / "figures" / f).stat().st_size > 10_000 for f in res.figures)
+    runs = tmp_path / "runs" / f"learning-theorem6-v{learning.VERSION}-quick"
+    stamps = {p: p.stat().st_mtime_ns for p in runs.glob("*/eval.json")}
+    assert len(stamps) == len(cells)
+    again = learning.run(ctx)  # every run and evaluation is reused
+    assert again.metrics["cells"] == cells
+    assert stamps == {p: p.stat().st_mtime_ns for p in runs.glob("*/eval.json")}
