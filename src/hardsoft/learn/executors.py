@@ -5,9 +5,10 @@ and yields ``(index, outcome)`` pairs as jobs finish, in completion order. An ou
 ``("ok", value)`` or ``("error", "Type: message")``: one failed job never loses the others.
 
 Ray is an optional extra (``pip install 'hardsoft[sweep]'``). :func:`ray_session` starts a
-local Ray on demand (small object store, no dashboard, ``num_cpus`` CPUs), connects to a cluster
-with ``address``, or reuses a Ray already initialised in this process (a test module's session,
-or a Ray worker running nested jobs) and leaves it running.
+local Ray on demand (small object store, no dashboard, ``num_cpus`` CPUs, workers at the
+caller's priority), connects to a cluster with ``address``, or reuses a Ray already initialised
+in this process (a test module's session, or a Ray worker running nested jobs) and leaves it
+running.
 """
 
 from __future__ import annotations
@@ -80,6 +81,10 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
             "include_dashboard": False,
             "object_store_memory": _OBJECT_STORE_BYTES,
         }
+        # Ray runs its workers at nice 15, so on a shared machine a grid ran several times
+        # slower than the same runs in-process; keep the priority of the command that started
+        # it (set RAY_worker_niceness yourself to override).
+        os.environ.setdefault("RAY_worker_niceness", "0")
     try:
         ray.init(log_to_driver=False, configure_logging=False, **kwargs)
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
