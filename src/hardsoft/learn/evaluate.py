@@ -9,6 +9,8 @@
   1s even (end-of-sequence allowed, exact P(EOS) = p) or odd (P(EOS) = 0); the model's call is
   P_model(EOS) > p/2. 2DYCK: at positions with an open bracket, is the right closing bracket
   more likely than the wrong one.
+* :func:`majority_baseline`: the accuracy of the best constant decision on the same prefixes,
+  the chance level that per-token accuracy is compared with (about 0.66 on PARITY, not 1/2).
 """
 
 from __future__ import annotations
@@ -116,15 +118,12 @@ class GeneralizationResult:
 
 def _decisions(process: HahnProcess, probs: np.ndarray, exact: np.ndarray):
     """(correct [B, n] bool, scored [B, n] bool) for the decision the exact distribution makes."""
-    eos = process.eos_index
+    label, scored = _truth(process, exact)
     if isinstance(process, ParityProcess):
-        truth = exact[..., eos] > 0
-        guess = probs[..., eos] > process.p / 2
-        return truth == guess, np.ones(truth.shape, dtype=bool)
-    close_round, close_square = exact[..., 1] > 0, exact[..., 3] > 0
-    scored = close_round | close_square
-    guess_round = probs[..., 1] > probs[..., 3]
-    return (guess_round == close_round) & scored, scored
+        guess = probs[..., process.eos_index] > process.p / 2  # "even": EOS is possible
+    else:
+        guess = probs[..., 1] > probs[..., 3]  # "round": ')' beats ']'
+    return (guess == label) & scored, scored
 
 
 @torch.no_grad()
