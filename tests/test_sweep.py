@@ -149,6 +149,8 @@ def test_cli_local_sweep_json(tmp_path, capsys, monkeypatch) -> None:
         (["--min-n", "2,3", "--max-n", "8", "--zip", "min-n,max-n"], "mismatched comma lists"),
         (["--executor", "spark"], "unknown executor 'spark'"),
         (["--address", "127.0.0.1:1"], "--address needs --executor ray"),
+        (["--cpus", "2"], "--cpus needs --executor ray"),
+        (["--executor", "ray", "--cpus", "0"], "--cpus must be >= 1"),
         (["--steps", "ten"], "--steps expects int values"),
         (["--language", "parity,dyck9"], "unknown language"),
     ],
@@ -179,8 +181,7 @@ def test_executor_ray_without_ray_installed(tmp_path, capsys, monkeypatch) -> No
 def test_learning_experiment_on_a_tiny_plan_resumes_from_its_run_folders(
     tmp_path, monkeypatch
 ) -> None:
-    from hardsoft.experiments import Context
-    from hardsoft.experiments import learning
+    from hardsoft.experiments import Context, learning
 
     tiny = learning.Plan((4, 8), 2, 3, 64, 4, 16, (41, 45), 2, (4, 8))
     monkeypatch.setattr(learning, "QUICK", tiny)

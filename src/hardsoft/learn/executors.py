@@ -162,6 +162,8 @@ def make_executor(
     if key == "local":
         if address:
             raise HardsoftError("--address needs --executor ray")
+        if num_cpus is not None:
+            raise HardsoftError("--cpus needs --executor ray")
         return LocalExecutor()
     if num_cpus is not None and num_cpus < 1:
         raise HardsoftError(f"--cpus must be >= 1, got {num_cpus}")
