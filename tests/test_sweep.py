@@ -145,7 +145,7 @@ def test_cli_local_sweep_json(tmp_path, capsys, monkeypatch) -> None:
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--seeds", ","], "empty grid: --seed has no values"),
+        (["--seeds", ","], "empty grid: --seeds has no values"),
         (["--min-n", "2,3", "--max-n", "8", "--zip", "min-n,max-n"], "mismatched comma lists"),
         (["--executor", "spark"], "unknown executor 'spark'"),
         (["--address", "127.0.0.1:1"], "--address needs --executor ray"),

@@ -56,6 +56,11 @@ def make_config(values: dict[str, Any]) -> TrainConfig:
     return cfg
 
 
+def flag(name: str) -> str:
+    """The command-line spelling of a grid option (``seed`` -> ``--seeds``)."""
+    return "--seeds" if name == "seed" else f"--{name.replace('_', '-')}"
+
+
 def _slug(value: Any) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", str(value)).strip("_") or "_"
 
@@ -73,7 +78,7 @@ def _blocks(axes: dict[str, list[Any]], zipped: Sequence[str]) -> list[list[dict
     """The grid's factors: one block for the zipped axes, one per other axis."""
     for name, values in axes.items():
         if not values:
-            raise HardsoftError(f"empty grid: {name} has no values")
+            raise HardsoftError(f"empty grid: {flag(name)} has no values")
     zipped = list(dict.fromkeys(zipped))
     missing = [z for z in zipped if z not in axes]
     if missing:
@@ -82,7 +87,7 @@ def _blocks(axes: dict[str, list[Any]], zipped: Sequence[str]) -> list[list[dict
     if zipped:
         sizes = {z: len(axes[z]) for z in zipped}
         if len(set(sizes.values())) > 1:
-            shown = ", ".join(f"{k} has {v}" for k, v in sizes.items())
+            shown = ", ".join(f"{flag(k)} has {v}" for k, v in sizes.items())
             raise HardsoftError(f"mismatched comma lists for zipped options: {shown} values")
         blocks.append([dict(zip(zipped, row)) for row in zip(*(axes[z] for z in zipped))])
     blocks += [[{k: v} for v in vals] for k, vals in axes.items() if k not in zipped]
@@ -171,15 +176,13 @@ def parse_axis(name: str, text: str, kind: type, sep: str = ",") -> list[Any]:
     """One comma list (``features``: ``;``-separated, as a feature set has commas)."""
     parts = [p.strip() for p in str(text).split(sep)]
     if not any(parts):
-        raise HardsoftError(f"empty grid: --{name.replace('_', '-')} has no values")
+        raise HardsoftError(f"empty grid: {flag(name)} has no values")
     if any(not p for p in parts):
-        raise HardsoftError(f"--{name.replace('_', '-')} has an empty entry in {text!r}")
+        raise HardsoftError(f"{flag(name)} has an empty entry in {text!r}")
     try:
         return [_convert(p, kind) for p in parts]
     except ValueError:
-        raise HardsoftError(
-            f"--{name.replace('_', '-')} expects {kind.__name__} values, got {text!r}"
-        ) from None
+        raise HardsoftError(f"{flag(name)} expects {kind.__name__} values, got {text!r}") from None
 
 
 def _convert(text: str, kind: type) -> Any:
