@@ -121,12 +121,14 @@ def assemble(
     residual: Residual,
     layers: list[CraftLayer],
     outputs: list[str],
+    output_names: tuple[str, ...] = (),
     name: str = "",
     meta: dict | None = None,
     dtype: torch.dtype = torch.float64,
 ) -> Transformer:
     """Build the Transformer whose weights realise ``layers``; ``outputs`` name the residual
-    coordinates read by ``W_U`` (output 0 is the acceptance coordinate)."""
+    coordinates read by ``W_U`` (output 0 is the acceptance coordinate; a coordinate may be
+    read by several outputs) and ``output_names`` optionally names the outputs."""
     alphabet = tuple(alphabet)
     features = tuple(position_features)
     spec_layers = []
@@ -152,6 +154,7 @@ def assemble(
         position_features=features,
         d_out=len(outputs),
         name=name,
+        output_names=tuple(output_names),
     )
     model = Transformer(spec, dtype=torch.float64)
     with torch.no_grad():

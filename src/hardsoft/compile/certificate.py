@@ -42,7 +42,7 @@ def tau_order(target: str, taus: list[str]) -> str:
 def build_certificate(
     *,
     model: Transformer,
-    formula: Formula,
+    outputs: list[tuple[str, Formula, str]],
     alphabet: tuple[str, ...],
     target: str,
     causal: bool,
@@ -50,10 +50,11 @@ def build_certificate(
     features: list[str],
     n: int,
     ir_size: int,
-    output: str,
     seconds: float,
 ) -> dict[str, Any]:
-    """Assemble the certificate dict (see the module docstring)."""
+    """Assemble the certificate dict (see the module docstring). ``outputs`` lists
+    ``(name, formula, residual coordinate)`` per output coordinate (name ``""`` when the
+    model has one unnamed output)."""
     heads = []
     for info in head_info:
         entry = {k: v for k, v in info.items() if not k.startswith("_")}
@@ -63,9 +64,28 @@ def build_certificate(
     taus = sorted({h["tau"] for h in heads if h.get("tau")})
     soft = [h for h in heads if h["weighting"] == "softmax"]
     max_bound = max((h["error_bound"] for h in soft), default=0.0)
-    frag = fragment(formula)
+    formulas = [f for _, f, _ in outputs]
+    whole = formulas[0]
+    for f in formulas[1:]:
+        whole = whole & f  # Boolean glue: the smallest fragment holding every output
+    frag = fragment(whole)
+    named = bool(outputs[0][0])
     return {
-        "formula": to_text(formula),
+        "formula": (
+            to_text(formulas[0])
+            if not named
+            else "; ".join(f"{nm}={to_text(f)}" for nm, f, _ in outputs)
+        ),
+        "outputs": [
+            {
+                "name": nm,
+                "formula": to_text(f),
+                "fragment": fragment(f).name,
+                "output_coordinate": k,
+                "residual_coordinate": coord,
+            }
+            for k, (nm, f, coord) in enumerate(outputs)
+        ],
         "alphabet": "".join(alphabet),
         "target": target,
         "causal": causal,
@@ -95,7 +115,7 @@ def build_certificate(
         "parameters": model.parameter_count(),
         "ffn_width_max": max((layer.d_ff for layer in model.spec.layers), default=0),
         "distinct_nodes": ir_size,
-        "formula_size": size(formula),
-        "output_coordinate": output,
+        "formula_size": sum(size(f) for f in formulas),
+        "output_coordinate": outputs[0][2],
         "compile_seconds": round(seconds, 4),
     }

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hardsoft.compile import bounds as B
 from hardsoft.compile.certificate import build_certificate
@@ -34,7 +36,7 @@ from hardsoft.compile.ir import (
     BShift,
     Count,
     Lin,
-    ir_nodes,
+    ir_nodes_all,
     lower,
     mk_geq,
 )
@@ -52,6 +54,7 @@ from hardsoft.errors import HardsoftError
 from hardsoft.logic import parse
 from hardsoft.logic.syntax import Formula, to_text
 from hardsoft.model.features import parse_feature
+from hardsoft.model.spec import validate_output_names
 from hardsoft.model.transformer import Transformer
 
 TARGETS = ("hard", "soft-temperature", "soft-pe")
@@ -527,8 +530,43 @@ def category(term: Lin) -> str:
     return "glob"
 
 
+FormulaInput = Formula | str | Mapping[str, Formula | str] | Sequence[tuple[str, Any]]
+"""One formula, or named outputs: a mapping (or a sequence of pairs) from name to formula."""
+
+
+def named_outputs(formula: FormulaInput, alphabet: tuple[str, ...]) -> list[tuple[str, Formula]]:
+    """The ``(name, formula)`` outputs of ``formula`` in order, parsed; a single formula is one
+    unnamed output (name ``""``). Names must be non-empty and distinct (one-line errors)."""
+    if isinstance(formula, (str, Formula)):
+        items: list[tuple[str, Any]] = [("", formula)]
+        named = False
+    else:
+        if isinstance(formula, Mapping):
+            items = list(formula.items())
+        else:
+            try:
+                items = [(name, f) for name, f in formula]
+            except (TypeError, ValueError):
+                raise HardsoftError(
+                    "expected a formula or a mapping of output names to formulas"
+                ) from None
+        if not items:
+            raise HardsoftError("no outputs: give at least one NAME=FORMULA")
+        validate_output_names(tuple(name for name, _ in items))
+        named = True
+    out = []
+    for name, f in items:
+        if isinstance(f, str):
+            f = parse(f, alphabet=alphabet)
+        elif not isinstance(f, Formula):
+            what = f"output {name!r}" if named else "the formula"
+            raise HardsoftError(f"{what} is not a formula: {f!r}")
+        out.append((name, f))
+    return out
+
+
 def compile_formula(
-    formula: Formula | str,
+    formula: FormulaInput,
     alphabet: str | tuple[str, ...] | list[str],
     target: str = "hard",
     causal: bool = False,
@@ -539,6 +577,9 @@ def compile_formula(
     """Compile ``formula`` into a transformer whose output coordinate 0 is the formula's value
     (exactly 0 or 1) at every position of every input over ``alphabet``.
 
+    ``formula`` may also be a mapping (or a sequence of pairs) from output names to formulas:
+    then output coordinate k is output k's value, ``model.spec.output_names`` names them, and
+    subformulas shared between outputs are compiled once.
     ``target``: ``hard`` | ``soft-temperature`` | ``soft-pe`` (see the module docstring).
     ``causal``: only future masks; formulas with ``X U F E last #> n`` are a HardsoftError.
     ``n``: the length at which the certificate evaluates τ(n) and the error bounds.
@@ -550,39 +591,34 @@ def compile_formula(
         raise HardsoftError("the alphabet is empty")
     if target not in TARGETS:
         raise HardsoftError(f"unknown target {target!r} (one of {', '.join(TARGETS)})")
-    if isinstance(formula, str):
-        formula = parse(formula, alphabet=alpha)
-    root = lower(formula, alpha, causal=causal)
-    nodes = ir_nodes(root)
+    outputs = named_outputs(formula, alpha)
+    roots = [lower(f, alpha, causal=causal) for _, f in outputs]
+    nodes = ir_nodes_all(roots)
     b = Builder(alpha, target, causal)
     b.prepare(nodes)
     for node in nodes:
         b.value(node)
-    root_value = b.value(root)
-    form = root_value.form
-    if len(form) == 1 and next(iter(form.values())) == 1.0 and next(iter(form)) in b.coords:
-        out = next(iter(form))
-    else:
-        layer = ffn_layer(root_value.ready)
-        out = b.new("out")
-        b.add_neurons(layer, [Neuron(dict(form), 0.0, {out: 1.0})])
+    out_coords = [_output_coordinate(b, b.value(root)) for root in roots]
     n_layers = max(b.layers) + 1
     layers = [b.layers.get(k, CraftLayer()) for k in range(n_layers)]
     residual = standard_residual(alpha, b.features)
     for c in b.coords:
         residual.add(c)
-    text = to_text(formula)
+    texts = [to_text(f) for _, f in outputs]
+    names = tuple(nm for nm, _ in outputs) if outputs[0][0] else ()
+    shown = texts[0] if not names else "; ".join(f"{a}={t}" for a, t in zip(names, texts))
     model = assemble(
         alphabet=alpha,
         position_features=b.features,
         residual=residual,
         layers=layers,
-        outputs=[out],
-        name=name or f"compiled[{target}{', causal' if causal else ''}]: {text}",
+        outputs=out_coords,
+        output_names=names,
+        name=name or f"compiled[{target}{', causal' if causal else ''}]: {shown}",
     )
     model.meta["certificate"] = build_certificate(
         model=model,
-        formula=formula,
+        outputs=[(nm, f, c) for (nm, f), c in zip(outputs, out_coords)],
         alphabet=alpha,
         target=target,
         causal=causal,
@@ -590,10 +626,23 @@ def compile_formula(
         features=b.features,
         n=n,
         ir_size=len(nodes),
-        output=out,
         seconds=time.perf_counter() - started,
     )
-    model.meta["formula"] = text
+    if names:
+        model.meta["formulas"] = dict(zip(names, texts))
+    else:
+        model.meta["formula"] = texts[0]
     model.meta["kind"] = "compiled-formula"
     model.meta["rounded"] = dict(b.rounded)
     return model
+
+
+def _output_coordinate(b: Builder, value: Value) -> str:
+    """The residual coordinate holding ``value`` exactly: its own coordinate when it is one
+    already, else a new one written by one ReLU (every value is an exact 0/1 linear form)."""
+    form = value.form
+    if len(form) == 1 and next(iter(form.values())) == 1.0 and next(iter(form)) in b.coords:
+        return next(iter(form))
+    out = b.new("out")
+    b.add_neurons(ffn_layer(value.ready), [Neuron(dict(form), 0.0, {out: 1.0})])
+    return out

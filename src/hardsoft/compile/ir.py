@@ -345,9 +345,15 @@ def _lower_one(node: S.Node, memo: dict, alpha: set[str]) -> BNode | Lin:
 def ir_nodes(root: BNode) -> list[BNode]:
     """Distinct Boolean IR nodes reachable from ``root`` (terms' count arguments included),
     children before parents."""
+    return ir_nodes_all([root])
+
+
+def ir_nodes_all(roots: list[BNode]) -> list[BNode]:
+    """Distinct Boolean IR nodes reachable from any of ``roots``, children before parents
+    (a node shared by several roots appears once)."""
     order: list[BNode] = []
     seen: set[BNode] = set()
-    stack: list[tuple[BNode, bool]] = [(root, False)]
+    stack: list[tuple[BNode, bool]] = [(root, False) for root in reversed(roots)]
     while stack:
         node, done = stack.pop()
         if done:
