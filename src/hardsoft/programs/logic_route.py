@@ -51,15 +51,17 @@ def at_find(chi: Formula, alphabet: Sequence[str]) -> Formula:
 
     Written as one flat disjunction of conjunctions (``Q_σ ∧ Y Q_σ ∧ χ`` and
     ``Q_σ ∧ ¬Y Q_σ ∧ (¬Y Q_σ S (Y Q_σ ∧ χ))``), which is the same formula distributed: the
-    compiler turns each conjunction into one ReLU neuron and the disjunction into one more, so
-    a hop costs one attention layer for the since and two feed-forward stages. A conjunct
-    ``Q_σ ∧ χ`` that is false because χ is another symbol is left out.
+    compiler turns each conjunction into one ReLU neuron and the disjunction into one more.
+    When χ is a symbol, ``Q_σ ∧ χ`` is dropped for σ ≠ χ (false) and shortened to ``Q_σ``
+    for σ = χ.
     """
     parts = []
     for s in alphabet:
         here, prev = Sym(s), Prev(Sym(s))
-        if not (isinstance(chi, Sym) and chi.symbol != s):
+        if not isinstance(chi, Sym):
             parts.append(here & prev & chi)
+        elif chi.symbol == s:
+            parts.append(here & prev)
         parts.append(here & Not(prev) & Since(Not(prev), prev & chi))
     return any_of(parts)
 
@@ -105,14 +107,31 @@ def flipflop_formulas() -> dict[str, Formula]:
     return {ACCEPT: bit & Prev(r) & ok_so_far}
 
 
-LOGIC_TASKS: dict[str, tuple[Callable[[int], dict[str, Formula]], tuple[str, ...], str]] = {
-    "induction-head": (lambda k: induction_formulas(1), INDUCTION_ALPHABET, "induction-head"),
-    "khop": (lambda k: induction_formulas(k), INDUCTION_ALPHABET, "khop{k}"),
-    "flipflop": (lambda k: flipflop_formulas(), FLIPFLOP_ALPHABET, "flipflop"),
+AT_FIND = "At_find(χ) = ∨_σ Q_σ ∧ [(Y Q_σ ∧ χ) ∨ (¬Y Q_σ ∧ (¬Y Q_σ S (Y Q_σ ∧ χ)))] (χ at find(i))"
+LOGIC_TASKS: dict[str, tuple[Callable[[int], dict[str, Formula]], tuple[str, ...], str, str]] = {
+    "induction-head": (
+        lambda k: induction_formulas(1),
+        INDUCTION_ALPHABET,
+        "induction-head",
+        f"output σ = At_find(Q_σ), none = no symbol output; {AT_FIND}",
+    ),
+    "khop": (
+        lambda k: induction_formulas(k),
+        INDUCTION_ALPHABET,
+        "khop{k}",
+        f"output σ = At_find^k(Q_σ), none = no symbol output; {AT_FIND}",
+    ),
+    "flipflop": (
+        lambda k: flipflop_formulas(),
+        FLIPFLOP_ALPHABET,
+        "flipflop",
+        "accept = B ∧ Y r ∧ no position so far fails (alternation from w, or a read whose bit "
+        "differs from the bit after the last w)",
+    ),
 }
 """Task name -> (the formulas for k, the alphabet, the language/task name in
-``hardsoft.languages``). ``dyck`` has no logic route (Yang et al. (2026) §6 conjecture that
-DYCK-2 is not definable in this logic)."""
+``hardsoft.languages``, a one-line definition). ``dyck`` has no logic route (Yang et al.
+(2026) §6 conjecture that DYCK-2 is not definable in this logic)."""
 
 
 def task_formulas(name: str, k: int | None = None) -> tuple[dict[str, Formula], tuple[str, ...]]:
@@ -120,7 +139,7 @@ def task_formulas(name: str, k: int | None = None) -> tuple[dict[str, Formula], 
     if name not in LOGIC_TASKS:
         known = ", ".join(LOGIC_TASKS)
         raise HardsoftError(f"program {name!r} has no logic route (it has: {known})")
-    make, alphabet, _ = LOGIC_TASKS[name]
+    make, alphabet, _, _ = LOGIC_TASKS[name]
     if name == "khop":
         if k is None:
             raise HardsoftError("program khop needs --k (the number of hops, >= 1)")
@@ -140,6 +159,7 @@ def task_reference_name(name: str, k: int | None = None) -> str:
 
 __all__ = [
     "ACCEPT",
+    "AT_FIND",
     "LOGIC_TASKS",
     "NONE",
     "any_of",
