@@ -15,13 +15,16 @@ both routes: ``certificate["values"][str(n)]["tau"]`` is the temperature at n.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.syntax import Formula
-from hardsoft.model.spec import eval_tau
+from hardsoft.model.spec import ModelSpec, eval_tau
 from hardsoft.model.transformer import Transformer
 from hardsoft.programs.library import PROGRAM_ROUTES
 from hardsoft.programs.logic_route import LOGIC_TASKS, task_formulas, task_reference_name
@@ -195,6 +198,65 @@ def compact_text(text: str, limit: int = FORMULA_TEXT_LIMIT) -> str:
     )
 
 
+def with_tau(model: Transformer, tau: str) -> Transformer:
+    """The same model with every softmax head that has a temperature set to ``tau`` (heads at
+    τ = 1, such as uniform counting heads, keep it)."""
+    spec = model.spec
+    layers = [
+        dataclasses.replace(
+            layer,
+            heads=tuple(
+                dataclasses.replace(h, tau=tau) if not h.is_hard and h.tau else h
+                for h in layer.heads
+            ),
+        )
+        for layer in spec.layers
+    ]
+    new_spec = ModelSpec.from_dict(
+        {**spec.to_dict(), "layers": [dataclasses.asdict(x) for x in layers]}
+    )
+    out = Transformer(new_spec, dtype=model.dtype).to(model.device)
+    out.load_state_dict(model.state_dict())
+    return out
+
+
+def largest_exact_tau_logic(
+    model: Transformer,
+    formulas: dict[str, Formula],
+    words: list[str],
+    lo: float,
+    hi: float = 10.0,
+    iters: int = 18,
+) -> float:
+    """Bisection (in log τ) for the largest constant τ in ``[lo, hi]`` at which the logic
+    route's softmax model, rounded, still equals every output formula's value (the logic
+    evaluator) at every position of ``words`` (equal lengths). Assumes exactness is monotone
+    in τ; ``lo`` (the certified τ(n)) must be exact. The same search as
+    :func:`hardsoft.programs.verify.largest_exact_tau` for the tieless route."""
+    from hardsoft.logic import evaluate
+
+    alphabet = list(model.spec.alphabet)
+    names = model.spec.output_names
+    want = np.stack([evaluate(formulas[nm], words, alphabet) for nm in names], axis=-1)
+
+    def exact(tau: float) -> bool:
+        out = np.stack(with_tau(model, repr(float(tau))).run_words(words))
+        return bool(np.array_equal(np.rint(out), want))
+
+    if not exact(lo):
+        raise HardsoftError(f"the model is not exact at the lower end tau = {lo:.3g}")
+    if exact(hi):
+        return hi
+    a, b = math.log(lo), math.log(hi)
+    for _ in range(iters):
+        mid = (a + b) / 2
+        if exact(math.exp(mid)):
+            a = mid
+        else:
+            b = mid
+    return math.exp(a)
+
+
 def tau_ratio(cert: dict | None, a: int = 1000, b: int = 5000) -> float:
     """``τ(b)/τ(a)`` from a certificate's ``values`` (NaN without temperatures): 1/5 means
     τ = Θ(1/n) between 1000 and 5000."""
@@ -214,5 +276,7 @@ __all__ = [
     "compact_text",
     "logic_certificate",
     "model_sizes",
+    "largest_exact_tau_logic",
     "tau_ratio",
+    "with_tau",
 ]
