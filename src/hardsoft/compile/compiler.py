@@ -123,9 +123,8 @@ def compile_formula(
     for c in b.coords:
         residual.add(c)
     position_dim = sum(parse_feature(f).dim for f in features)
-    limits.check_parameters(
-        limits.parameter_count(len(alpha), position_dim, residual.dim, layers, len(out_forms))
-    )
+    planned = limits.parameter_count(len(alpha), position_dim, residual.dim, layers, len(out_forms))
+    limits.check_parameters(planned)
     texts = [to_text(f) for _, f in outputs]
     names = tuple(nm for nm, _ in outputs) if outputs[0][0] else ()
     shown = texts[0] if not names else "; ".join(f"{a}={t}" for a, t in zip(names, texts))
@@ -141,6 +140,7 @@ def compile_formula(
         output_names=names,
         name=name or f"compiled[{tgt}{', ' + flags if flags else ''}]: {shown}",
     )
+    assert model.parameter_count() == planned, "limits.parameter_count is out of date"
     model.meta["certificate"] = build_certificate(
         model=model,
         outputs=[(nm, f, form) for (nm, f), form in zip(outputs, out_forms)],

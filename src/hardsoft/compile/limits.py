@@ -40,20 +40,25 @@ def check_ir(nodes: list[BNode]) -> None:
         if not isinstance(node, BMod):
             continue
         m = node.modulus
+        if node.term.counts and m > MAX_RESIDUES:
+            raise HardsoftError(
+                f"MOD({m}, {node.residue}) of a count reads {m} residues by table lookup "
+                f"(at most {MAX_RESIDUES} for all lookups together); use a smaller modulus"
+            )
         k = len(node.term.counts) + (1 if node.term.pos else 0)
-        if k * math.log(m) > math.log(MAX_MOD_NEURONS):
+        if k > 1 and k * math.log(m) > math.log(MAX_MOD_NEURONS):
             raise HardsoftError(
                 f"MOD({m}, {node.residue}) of a term with {len(node.term.counts)} count(s)"
                 f"{' and i' if node.term.pos else ''} needs {m}^{k} residue combinations "
-                f"(at most {MAX_MOD_NEURONS}); use a smaller modulus or split the term"
+                f"(at most {MAX_MOD_NEURONS} neurons); use a smaller modulus or split the term"
             )
         for c, _ in node.term.counts:
             residues.setdefault(c, set()).add(m)
     total = sum(sum(ms) for ms in residues.values())
     if total > MAX_RESIDUES:
         raise HardsoftError(
-            f"MOD of counts needs {total} residue flags in its table lookups (at most "
-            f"{MAX_RESIDUES}: the sum of the moduli over the counts); use smaller moduli"
+            f"MOD of counts reads {total} residues by table lookup (at most {MAX_RESIDUES}: "
+            "the sum of the moduli over the counts); use smaller moduli"
         )
 
 
@@ -72,6 +77,7 @@ def parameter_count(
 
 
 def check_parameters(count: int) -> None:
+    """Refuse a model with more than :data:`MAX_PARAMETERS` parameters (before allocation)."""
     if count > MAX_PARAMETERS:
         raise HardsoftError(
             f"the compiled model would have {count} parameters (at most {MAX_PARAMETERS})"
