@@ -43,9 +43,6 @@ class Residual:
         self.names.append(name)
         return name
 
-    def ensure(self, name: str) -> str:
-        return name if name in self._index else self.add(name)
-
     def __contains__(self, name: str) -> bool:
         return name in self._index
 
@@ -120,15 +117,16 @@ def assemble(
     position_features: Iterable[str],
     residual: Residual,
     layers: list[CraftLayer],
-    outputs: list[str],
+    outputs: list[str] | list[LinearForm],
     output_names: tuple[str, ...] = (),
     name: str = "",
     meta: dict | None = None,
     dtype: torch.dtype = torch.float64,
 ) -> Transformer:
-    """Build the Transformer whose weights realise ``layers``; ``outputs`` name the residual
-    coordinates read by ``W_U`` (output 0 is the acceptance coordinate; a coordinate may be
-    read by several outputs) and ``output_names`` optionally names the outputs."""
+    """Build the Transformer whose weights realise ``layers``. ``outputs`` are what ``W_U``
+    reads, one per output (output 0 is the acceptance coordinate): a residual coordinate's
+    name, or a linear form of the residual (a constant term through the feature ``pos:1``);
+    ``output_names`` optionally names the outputs."""
     alphabet = tuple(alphabet)
     features = tuple(position_features)
     spec_layers = []
@@ -183,7 +181,8 @@ def assemble(
             for target, b in layer.output_bias.items():
                 block.b_out[residual[target]] += b
         for k, out in enumerate(outputs):
-            model.W_U[residual[out], k] = 1.0
+            for name, coef in ({out: 1.0} if isinstance(out, str) else out).items():
+                model.W_U[residual[name], k] += coef
     model.meta = dict(meta or {})
     model.meta.setdefault("residual", list(residual.names))
     return model.to(dtype)
@@ -200,42 +199,13 @@ def round_bool(src: LinearForm | str, dst: str) -> list[Neuron]:
     return [Neuron(three, -1.0, {dst: 1.0}), Neuron(three, -2.0, {dst: -1.0})]
 
 
-def step_at(form: LinearForm, threshold: float, dst: str, width: float = 1.0) -> list[Neuron]:
-    """``dst += [form >= threshold]`` for values that avoid ``(threshold − width, threshold)``:
-    ``ReLU(x − t + w)/w − ReLU(x − t)/w``."""
+def ramp(form: LinearForm, lo: float, hi: float, dst: str) -> list[Neuron]:
+    """``dst += clip((x − lo)/(hi − lo), 0, 1)``: exactly 0 for ``x <= lo`` and exactly 1 for
+    ``x >= hi`` (two ReLUs); the step that reads a value known to avoid ``(lo, hi)``."""
+    width = hi - lo
+    if width <= 0:
+        raise ValueError(f"ramp needs lo < hi, got {lo} >= {hi}")
     return [
-        Neuron(dict(form), -threshold + width, {dst: 1.0 / width}),
-        Neuron(dict(form), -threshold, {dst: -1.0 / width}),
+        Neuron(dict(form), -lo, {dst: 1.0 / width}),
+        Neuron(dict(form), -hi, {dst: -1.0 / width}),
     ]
-
-
-def bool_and(a: str, b: str, dst: str) -> list[Neuron]:
-    """``dst += a ∧ b = ReLU(a + b − 1)`` on exact Booleans."""
-    return [Neuron({a: 1.0, b: 1.0}, -1.0, {dst: 1.0})]
-
-
-def bool_not(a: str, dst: str) -> list[Neuron]:
-    """``dst += ¬a = ReLU(1 − a)`` on exact Booleans."""
-    return [Neuron({a: -1.0}, 1.0, {dst: 1.0})]
-
-
-def bool_or(a: str, b: str, dst: str) -> list[Neuron]:
-    """``dst += a ∨ b = ReLU(a) + ReLU(b) − ReLU(a + b − 1)`` on exact Booleans."""
-    return [
-        Neuron({a: 1.0}, 0.0, {dst: 1.0}),
-        Neuron({b: 1.0}, 0.0, {dst: 1.0}),
-        Neuron({a: 1.0, b: 1.0}, -1.0, {dst: -1.0}),
-    ]
-
-
-def copy_nonneg(src: LinearForm | str, dst: str, weight: float = 1.0) -> list[Neuron]:
-    """``dst += weight · x`` for a non-negative value x (one ReLU)."""
-    form = {src: 1.0} if isinstance(src, str) else src
-    return [Neuron(dict(form), 0.0, {dst: weight})]
-
-
-def copy_signed(src: LinearForm | str, dst: str, weight: float = 1.0) -> list[Neuron]:
-    """``dst += weight · x`` for any real x (two ReLUs)."""
-    form = {src: 1.0} if isinstance(src, str) else src
-    neg = {k: -v for k, v in form.items()}
-    return [Neuron(dict(form), 0.0, {dst: weight}), Neuron(neg, 0.0, {dst: -weight})]

@@ -64,7 +64,7 @@ def print_certificate(cert: dict) -> None:
             console.print(escape(f"output {o['output_coordinate']}   {o['name']} = {o['formula']}"))
     console.print(
         f"target     {cert['target']}{' (causal: future masks only)' if cert['causal'] else ''}"
-        f"   masks: {', '.join(cert['masks']) or '-'}"
+        f"   --masks {cert['masks_mode']}: {', '.join(cert['masks']) or '-'}"
     )
     console.print(
         f"size       {cert['layers']} layers, {cert['heads_total']} heads, residual width "
@@ -82,6 +82,15 @@ def print_certificate(cert: dict) -> None:
                 f"({t['heads']} heads)"
             )
     console.print(f"order      {cert['tau_order']}")
+    independent = "yes" if cert["n_independent"] else "no"
+    console.print(f"n-free     computation at position i independent of n: {independent}")
+    for h in cert["heads"]:
+        console.print(
+            escape(
+                f"head {h['layer']}.{h['head']}   {h['gadget']:<22} {h['weighting']:<9} "
+                f"{h['mask']:<13} {h['theorem']}"
+            )
+        )
     console.print(
         f"error      max proven head error {cert['max_error_bound']:.3g} "
         f"< rounding margin {cert['rounding_margin']:.3g}: {cert['bounds_below_margin']}"
@@ -104,6 +113,12 @@ def compile_cmd(
     alphabet: str = typer.Option(None, "--alphabet", "-a", help="The input alphabet, e.g. 01."),
     target: str = typer.Option("hard", "--target", "-t", help="hard | soft-temperature | soft-pe."),
     causal: bool = typer.Option(False, "--causal", help="Future masks only (past fragment)."),
+    masks: str = typer.Option(
+        "strict",
+        "--masks",
+        help="strict (any mask, strict-future j < i included) | nonstrict (only none, future "
+        "j <= i and past j >= i, as in Yang et al. (2026) and GPT-style decoders).",
+    ),
     out: Path = typer.Option(None, "-o", "--out", help="Write the model (.safetensors)."),
     n: int = typer.Option(1000, "--n", help="Length at which to evaluate tau(n) and bounds."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -120,10 +135,10 @@ def compile_cmd(
         raise HardsoftError("give either FORMULA or one or more --output NAME=FORMULA")
     if output:
         pairs, alpha = parse_outputs(output, alphabet)
-        model = compile_formula(dict(pairs), alpha, target=target, causal=causal, n=n)
+        source: object = dict(pairs)
     else:
-        text, alpha = _resolve_formula(formula, alphabet)
-        model = compile_formula(text, alpha, target=target, causal=causal, n=n)
+        source, alpha = _resolve_formula(formula, alphabet)
+    model = compile_formula(source, alpha, target=target, causal=causal, masks=masks, n=n)  # type: ignore[arg-type]
     cert = model.meta["certificate"]
     if out is not None:
         save_model(model, out)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from hardsoft.errors import HardsoftError
+from hardsoft.logic.dag import topological
 
 __all__ = [
     "Node",
@@ -46,12 +47,12 @@ __all__ = [
     "Sub",
     "Scale",
     "COMPARE_OPS",
+    "FUTURE_OPERATORS",
     "KEYWORDS",
     "Fragment",
     "children",
     "subnodes",
     "subformulas",
-    "subterms",
     "symbols",
     "size",
     "depth",
@@ -62,7 +63,6 @@ __all__ = [
     "fragment",
     "to_text",
     "quote_symbol",
-    "linear_form",
 ]
 
 COMPARE_OPS: tuple[str, ...] = ("<", "<=", "=", "!=", ">=", ">")
@@ -489,33 +489,12 @@ def children(node: Node) -> tuple[Node, ...]:
 def subnodes(node: Node) -> list[Node]:
     """All distinct sub-nodes of ``node`` (formulas and terms, ``node`` included) in dependency
     order: every node comes after all of its children. Equal subtrees appear once."""
-    order: list[Node] = []
-    seen: set[Node] = set()
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        current, expanded = stack.pop()
-        if expanded:
-            if current not in seen:
-                seen.add(current)
-                order.append(current)
-            continue
-        if current in seen:
-            continue
-        stack.append((current, True))
-        for child in reversed(children(current)):
-            if child not in seen:
-                stack.append((child, False))
-    return order
+    return topological([node], children)
 
 
 def subformulas(node: Node) -> list[Formula]:
     """The distinct subformulas of ``node`` (children before parents); terms are left out."""
     return [n for n in subnodes(node) if isinstance(n, Formula)]
-
-
-def subterms(node: Node) -> list[Term]:
-    """The distinct counting terms inside ``node`` (children before parents)."""
-    return [n for n in subnodes(node) if isinstance(n, Term)]
 
 
 def symbols(node: Node) -> frozenset[str]:
@@ -597,7 +576,10 @@ def operators(node: Node) -> frozenset[str]:
 
 # ---------------------------------------------------------------- fragments
 
-_FUTURE_OPS = frozenset({"X", "U", "F", "E", "last", "#>", "n"})
+FUTURE_OPERATORS: frozenset[str] = frozenset({"X", "U", "F", "E", "last", "#>", "n"})
+"""The operators that look to the right of the current position (or at the whole word's
+length): a formula without them is past-only, computable with future masks (causal). The one
+place this set is written; the random generator and the compiler derive from it."""
 _LOCAL_OPS = frozenset({"Y", "X", "first", "last"})
 _SINCE_OPS = frozenset({"S", "U", "P", "F", "E"})
 _COUNT_OPS = frozenset({"#<", "#>", "MOD", "i", "n", "int", "+", "-", "*", *COMPARE_OPS})
@@ -630,7 +612,7 @@ class Fragment:
 def is_past_only(node: Node) -> bool:
     """True iff no operator in ``node`` looks at positions to the right of ``i`` (or at ``n``):
     the value at ``i`` depends only on ``w_1..w_i``."""
-    return not (operators(node) & _FUTURE_OPS)
+    return not (operators(node) & FUTURE_OPERATORS)
 
 
 def fragment(node: Node) -> Fragment:
@@ -654,7 +636,7 @@ def fragment(node: Node) -> Fragment:
         base = "TL[S,U]"
     else:
         base = "TL[Y,X]"
-    return Fragment(base=base, past_only=not (ops & _FUTURE_OPS))
+    return Fragment(base=base, past_only=not (ops & FUTURE_OPERATORS))
 
 
 # ---------------------------------------------------------------- pretty-printing
@@ -737,34 +719,3 @@ def _term_text(t: Term, memo: dict[Node, tuple[str, int]]) -> tuple[str, int]:
         left = _wrap(memo[t.left], _T_SUM)
         return left + token + _wrap(memo[t.right], _T_PRODUCT), _T_SUM
     raise TypeError(f"not a term node: {t!r}")
-
-
-# ---------------------------------------------------------------- linear forms
-
-
-def linear_form(term: Term) -> tuple[dict[Term, int], int]:
-    """Write ``term`` as ``sum(c * atom) + constant`` where each atom is a :class:`CountPast`,
-    :class:`CountFuture`, :class:`Position` or :class:`Length` node.
-
-    Returns ``(coefficients, constant)`` with zero coefficients dropped; atoms keep their first
-    appearance order. Every term of the logic is linear, so this never fails; the compiler uses
-    it to turn a comparison ``t1 op t2`` into one linear inequality over counts (seed 003 §4.4).
-    """
-    coeffs: dict[Term, int] = {}
-    constant = 0
-    stack: list[tuple[Term, int]] = [(term, 1)]
-    while stack:
-        t, k = stack.pop()
-        if isinstance(t, IntConst):
-            constant += k * t.value
-        elif isinstance(t, (CountPast, CountFuture, Position, Length)):
-            coeffs[t] = coeffs.get(t, 0) + k
-        elif isinstance(t, Add):
-            stack += [(t.right, k), (t.left, k)]
-        elif isinstance(t, Sub):
-            stack += [(t.right, -k), (t.left, k)]
-        elif isinstance(t, Scale):
-            stack.append((t.arg, k * t.factor))
-        else:
-            raise TypeError(f"not a term node: {t!r}")
-    return {a: c for a, c in coeffs.items() if c != 0}, constant
