@@ -286,3 +286,17 @@ def test_saved_logic_model_round_trips(tmp_path: Path) -> None:
     assert loaded.meta["certificate"]["values"]["1000"]["tau"] == pytest.approx(1 / 8000)
     words = get_language("khop2").sample_uniform(40, 3, 1)
     assert np.array_equal(np.stack(loaded.run_words(words)), np.stack(r.model.run_words(words)))
+
+
+@pytest.mark.parametrize("target", ["hard", "soft-temperature"])
+def test_logic_route_with_nonstrict_masks(target: str) -> None:
+    """The paper's masks only (none, j <= i, j >= i): still exact, still Θ(1/n)."""
+    r = build("induction-head", None, target, route="logic", masks="nonstrict")
+    masks = {h.mask.value for layer in r.model.spec.layers for h in layer.heads}
+    assert masks and not any(m.startswith("strict") for m in masks)
+    rep = check_language(r.model, r.reference, exhaustive_max_n=4, random_n=[200], samples=2)
+    assert rep["mismatches"] == 0
+    if target == "soft-temperature":
+        assert tau_ratio(r.certificate) >= 0.19
+    with pytest.raises(HardsoftError, match="--masks applies to --route logic"):
+        build("induction-head", None, "soft-temperature", masks="nonstrict")

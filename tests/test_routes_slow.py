@@ -43,6 +43,16 @@ def test_route_is_exact(name: str, k, route: str, target: str) -> None:
 
 
 @pytest.mark.parametrize("name, k", [("induction-head", None), ("khop", 2), ("flipflop", None)])
+def test_logic_route_nonstrict_is_exact(name: str, k) -> None:
+    r = build(name, k, "soft-temperature", route="logic", masks="nonstrict")
+    rep = check_language(
+        r.model, r.reference, exhaustive_max_n=5, random_n=[300, 2000], samples=4, seed=12
+    )
+    assert rep["mismatches"] == 0, rep["first_mismatch"]
+    assert tau_ratio(r.certificate) >= 0.19
+
+
+@pytest.mark.parametrize("name, k", [("induction-head", None), ("khop", 2), ("flipflop", None)])
 def test_cli_program_then_check(tmp_path: Path, name: str, k) -> None:
     path = tmp_path / "m.safetensors"
     ks = ["--k", str(k)] if k else []

@@ -105,6 +105,11 @@ def program_cmd(
         0.25, "--eps", help="tieless: target output error (< 1/2) of the bound."
     ),
     n: int = typer.Option(1000, "--n", help="logic: length at which bounds are evaluated."),
+    masks: str | None = typer.Option(
+        None,
+        "--masks",
+        help="logic: strict (default) or nonstrict (only the masks none, j <= i, j >= i).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Build a §6 task model by one of two routes (or list the programs with NAME = list)."""
@@ -122,7 +127,7 @@ def program_cmd(
         raise HardsoftError("give the output file with -o FILE")
     if n < 1:
         raise HardsoftError("--n must be >= 1")
-    built = build(name, k, target, route=route, eps=eps, n=n)
+    built = build(name, k, target, route=route, eps=eps, n=n, masks=masks)
     save_model(built.model, output)
     summary = _summary(built, target, output)
     if as_json:

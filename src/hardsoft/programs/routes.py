@@ -99,16 +99,22 @@ def build(
     route: str = "tieless",
     eps: float = DEFAULT_EPS,
     n: int = 1000,
+    masks: str | None = None,
     exhaustive_up_to: int = 5,
     sampled_lengths: tuple[int, ...] = (32, 128),
 ) -> RouteModel:
     """Build program ``name`` (``khop``/``dyck`` need ``k``) for ``target`` on ``route``.
 
     ``eps``, ``exhaustive_up_to`` and ``sampled_lengths`` are the tieless route's (the bound's
-    output error and the uniform–tieless check); ``n`` is where the logic route's compiler
-    certificate evaluates its bounds.
+    output error and the uniform–tieless check); ``n`` and ``masks`` (``strict``, the
+    compiler's default, or ``nonstrict``: only the masks none / j ≤ i / j ≥ i of the paper's
+    constructions) are the logic route's.
     """
     check_route(name, route, target)
+    if route == "tieless" and masks is not None:
+        raise HardsoftError(
+            "--masks applies to --route logic (the tieless programs fix their masks)"
+        )
     if route == "tieless":
         from hardsoft.programs.build import build as build_tieless
 
@@ -127,17 +133,21 @@ def build(
         return RouteModel(
             prog.name, route, target, b.model, cert, prog.reference, None, b, model_sizes(b.model)
         )
-    return build_logic(name, k, target, n=n)
+    return build_logic(name, k, target, n=n, masks=masks or "strict")
 
 
-def build_logic(name: str, k: int | None, target: str, *, n: int = 1000) -> RouteModel:
+def build_logic(
+    name: str, k: int | None, target: str, *, n: int = 1000, masks: str = "strict"
+) -> RouteModel:
     """The logic route: compile the task's named formulas (causal: future masks only)."""
     from hardsoft.compile import compile_formula
 
     check_route(name, "logic", target)
     formulas, alphabet = task_formulas(name, k)
     reference = task_reference_name(name, k)
-    model = compile_formula(formulas, alphabet, target=target, causal=True, n=n, name=reference)
+    model = compile_formula(
+        formulas, alphabet, target=target, causal=True, masks=masks, n=n, name=reference
+    )
     cert = logic_certificate(model.meta["certificate"], target)
     cert["definition"] = LOGIC_TASKS[name][3]
     model.meta["certificate"] = cert
