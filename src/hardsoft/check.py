@@ -268,7 +268,7 @@ def _check_batch(
         p = int(np.argmax(wrong[b]))
         c = int(np.argmax((pred[b, p] != ref3[b, p]) & valid[b, p]))
         alphabet = model.spec.alphabet
-        report["first_mismatch"] = {
+        first: dict[str, Any] = {
             "word": "".join(alphabet[int(x)] for x in ids[b]),
             "n": n,
             "position": p + 1,
@@ -277,8 +277,9 @@ def _check_batch(
             "output": float(shown[b, p, c]),
         }
         if readout != "auto":
-            report["first_mismatch"]["read"] = cols[c]
-            report["first_mismatch"]["outputs"] = [float(v) for v in out[b, p]]
+            first["read"] = cols[c]
+            first["outputs"] = [float(v) for v in out[b, p]]
+        report["first_mismatch"] = first
 
 
 def formula_reference(formula: Any, alphabet: Sequence[str]) -> Reference:

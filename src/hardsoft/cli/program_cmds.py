@@ -6,6 +6,7 @@ formulas with named outputs, compiled by their Corollary 17)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -17,7 +18,7 @@ from hardsoft.errors import HardsoftError
 def _list(as_json: bool) -> None:
     from hardsoft.programs.library import PROGRAM_ROUTES, PROGRAMS
 
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"name": nm, "description": desc, "k": list(ks), "routes": list(PROGRAM_ROUTES[nm])}
         for nm, (desc, _, ks) in PROGRAMS.items()
     ]

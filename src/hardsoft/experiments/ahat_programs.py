@@ -59,6 +59,7 @@ def _tieless(ctx: Context, name: str, k: int | None, plan: dict) -> dict[str, An
     t0 = time.perf_counter()
     b = build(name, k, "soft-temperature", exhaustive_up_to=4, sampled_lengths=(64,))
     prog, hard, soft = b.built.compiled.program, b.built.compiled.model, b.model
+    assert b.certificate is not None  # soft-temperature always has one
     mism = 0
     for n, count in plan["check_counts"].items():
         words = sample_words(prog.reference, prog.alphabet, n, count, ctx.seed + n)
@@ -105,6 +106,7 @@ def _logic(ctx: Context, name: str, k: int | None, plan: dict) -> dict[str, Any]
                 seed=ctx.seed + n,
             )
             mism += rep["mismatches"]
+    assert soft.certificate is not None and soft.formulas is not None
     cert_taus, exact_taus = [], []
     alphabet = soft.model.spec.alphabet
     for n in plan["bisect_ns"]:
