@@ -300,3 +300,16 @@ def test_logic_route_with_nonstrict_masks(target: str) -> None:
         assert tau_ratio(r.certificate) >= 0.19
     with pytest.raises(HardsoftError, match="--masks applies to --route logic"):
         build("induction-head", None, "soft-temperature", masks="nonstrict")
+
+
+def test_since_with_an_implied_predicate_shifts_on_it_directly() -> None:
+    """``¬p S (p ∧ q)``: ψ = p ∧ q implies ¬φ = p, so the shift's predicate is p itself
+    (absorption in the IR), which saves a Boolean stage per hop of the logic route."""
+    from hardsoft.compile.ir import BShift, lower
+
+    p = Prev(Sym("a"))
+    node = lower(Since(Not(p), p & Sym("b")), ("a", "b"))
+    assert isinstance(node, BShift) and node.pred == lower(p, ("a", "b"))
+    general = lower(Since(Sym("a"), Sym("b")), ("a", "b"))  # b does not imply ¬a
+    assert isinstance(general, BShift) and general.pred != lower(Sym("b"), ("a", "b"))
+    assert build("induction-head", None, "hard", route="logic").sizes["layers"] == 3
