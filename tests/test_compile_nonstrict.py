@@ -285,3 +285,13 @@ def test_bad_masks_is_one_line() -> None:
     )
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: unknown mask")
+
+
+def test_certified_nonstrict_temperature_is_sufficient() -> None:
+    """The compiler experiment's bisection on a non-strict model: the certified τ is exact
+    (s = 1 works) and a much softer τ is not."""
+    from hardsoft.experiments.compiler import largest_exact_factor
+
+    for text in ("Y '1'", "'0' S '1'"):
+        s = largest_exact_factor(text, "01", 32, strings=4, seed=0, masks="nonstrict")
+        assert 1.0 <= s < 2.0**10

@@ -16,15 +16,16 @@ The residual is additive, so a target coordinate must be 0 before a gadget write
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import torch
 
 from hardsoft.errors import HardsoftError
 from hardsoft.model.features import parse_feature
-from hardsoft.model.spec import HeadSpec, LayerSpec, ModelSpec
-from hardsoft.model.transformer import Transformer
+from hardsoft.model.spec import HeadSpec, LayerSpec, Mask, ModelSpec, Weighting
+from hardsoft.model.transformer import Block, Head, Transformer
 
 LinearForm = dict[str, float]
 
@@ -111,13 +112,32 @@ def _fill_form(weight: torch.Tensor, col: int, form: LinearForm, res: Residual) 
         weight[res[name], col] += coef
 
 
+def _fill_layer(block: Block, layer: CraftLayer, residual: Residual) -> None:
+    """Write one craft layer's heads and neurons into ``block``'s (zero) weights."""
+    for head_module, h in zip(block.heads, layer.heads):
+        head = cast(Head, head_module)
+        for d, (qf, kf) in enumerate(zip(h.query, h.key)):
+            _fill_form(head.W_Q, d, qf, residual)
+            _fill_form(head.W_K, d, kf, residual)
+        for m, (target, vf) in enumerate(h.output.items()):
+            _fill_form(head.W_V, m, vf, residual)
+            head.W_O[m, residual[target]] = 1.0
+    for u, neuron in enumerate(layer.neurons):
+        _fill_form(block.W_in, u, neuron.inputs, residual)
+        block.b_in[u] = neuron.bias
+        for target, w in neuron.outputs.items():
+            block.W_out[u, residual[target]] += w
+    for target, b in layer.output_bias.items():
+        block.b_out[residual[target]] += b
+
+
 def assemble(
     *,
     alphabet: Iterable[str],
     position_features: Iterable[str],
     residual: Residual,
     layers: list[CraftLayer],
-    outputs: list[str] | list[LinearForm],
+    outputs: Sequence[str | LinearForm],
     output_names: tuple[str, ...] = (),
     name: str = "",
     meta: dict | None = None,
@@ -133,8 +153,8 @@ def assemble(
     for layer in layers:
         heads = tuple(
             HeadSpec(
-                weighting=h.weighting,
-                mask=h.mask,
+                weighting=Weighting.parse(h.weighting, "weighting"),
+                mask=Mask.parse(h.mask, "mask"),
                 tau=h.tau,
                 d_head=len(h.query),
                 d_value=len(h.output),
@@ -166,20 +186,7 @@ def assemble(
                     model.W_pos[row, residual[nm]] = 1.0
                 row += 1
         for block, layer in zip(model.blocks, layers):
-            for head, h in zip(block.heads, layer.heads):
-                for d, (qf, kf) in enumerate(zip(h.query, h.key)):
-                    _fill_form(head.W_Q, d, qf, residual)
-                    _fill_form(head.W_K, d, kf, residual)
-                for m, (target, vf) in enumerate(h.output.items()):
-                    _fill_form(head.W_V, m, vf, residual)
-                    head.W_O[m, residual[target]] = 1.0
-            for u, neuron in enumerate(layer.neurons):
-                _fill_form(block.W_in, u, neuron.inputs, residual)
-                block.b_in[u] = neuron.bias
-                for target, w in neuron.outputs.items():
-                    block.W_out[u, residual[target]] += w
-            for target, b in layer.output_bias.items():
-                block.b_out[residual[target]] += b
+            _fill_layer(cast(Block, block), layer, residual)
         for k, out in enumerate(outputs):
             for name, coef in ({out: 1.0} if isinstance(out, str) else out).items():
                 model.W_U[residual[name], k] += coef
@@ -193,7 +200,7 @@ def assemble(
 
 def round_bool(src: LinearForm | str, dst: str) -> list[Neuron]:
     """``dst += round(x)`` with ``round(x) = ReLU(3x − 1) − ReLU(3x − 2)``: maps an approximate
-    Boolean (x in [0, 1/3] or [2/3, 1]) to exactly 0 or 1 (MATH.md §2)."""
+    Boolean (x in [0, 1/3] or [2/3, 1]) to exactly 0 or 1 (Yang et al. (2026) Lemma 9)."""
     form = {src: 1.0} if isinstance(src, str) else src
     three = {k: 3.0 * v for k, v in form.items()}
     return [Neuron(three, -1.0, {dst: 1.0}), Neuron(three, -2.0, {dst: -1.0})]

@@ -162,6 +162,50 @@ class LookupBound(Bound):
         return retrieval_residue_bound(self.lam)
 
 
+UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24}
+"""u of each float format: a rounded operation's relative error is at most u."""
+
+
+@dataclass(frozen=True)
+class FloatLimit:
+    """The largest n at which a head still meets its bound in a float format of unit
+    roundoff u, from a first-order rounding model (derivations in docs/compiler.md):
+
+    * ``linear``: scores of magnitude O(n) with a fixed gap (shift, parity heads): the
+      rounding error ``4u·max|s|`` must stay under a quarter of the gap, ``n <= 1/(c u)``;
+    * ``square``: values read from uniform counts, ``C/N`` with relative error up to ``N u``
+      (summing C terms), feed a sign test (margin ``1/(2N)``) or a lookup (gap ``λ n/N``
+      against errors ``~λ n C u (2N + 12C)/N``): ``c n² u <= 1``, ``n <= (c u)^{-1/2}``.
+    """
+
+    kind: str  # "linear" or "square"
+    c: float
+
+    def max_n(self, u: float) -> int:
+        if self.kind == "linear":
+            return int(1.0 / (self.c * u))
+        return int(math.sqrt(1.0 / (self.c * u)))
+
+    @property
+    def text(self) -> str:
+        if self.kind == "linear":
+            return f"n <= 1/({self.c:g}*u)"
+        return f"n <= ({self.c:g}*u)^(-1/2)"
+
+
+SHIFT_FLOAT = FloatLimit("linear", 48.0)
+"""Shift: |s| <= 1.5 λ n, gap λ/2 between candidate witnesses: 4u·1.5λn <= λ/8."""
+PARITY_FLOAT = FloatLimit("linear", 16.0)
+"""Parity: |s| <= 2 λ n, gap 2λ: 4u·2λn <= λ/2."""
+LOOKUP_FLOAT = FloatLimit("square", 56.0)
+"""Lookup: (2 C N u + 12 C² u) <= 1/4 of the gap for C <= N <= n: 14 n² u <= 1/4."""
+
+
+def sign_float(coef_sum: float) -> FloatLimit:
+    """Sign test of ``Σ c_k C_k/N + ...``: error ``Σ|c| N u`` <= 1/(4N) (half the margin)."""
+    return FloatLimit("square", 4.0 * max(coef_sum, 1.0))
+
+
 def shift_bound(lam: float, n: int) -> float:
     """``ε_shift(n)`` for the strict-mask shift gadget with score multiplier ``λ``."""
     return ShiftBound(lam).at(n)

@@ -81,6 +81,15 @@ def lin_form(*terms: tuple[LinearForm, float]) -> LinearForm:
     return {k: v for k, v in out.items() if v != 0.0}
 
 
+def _float_entry(limit: B.FloatLimit | None) -> dict[str, Any]:
+    if limit is None:
+        return {"float_limit": None, "max_exact_n": None}
+    return {
+        "float_limit": limit.text,
+        "max_exact_n": {fmt: limit.max_n(u) for fmt, u in B.UNIT_ROUNDOFF.items()},
+    }
+
+
 def category(term: Lin) -> str:
     """How a comparison term is normalised: ``pre`` (only ``#<``, ``i``, constants: divide by
     ``i``), ``suf`` (only ``#>`` and constants: divide by ``n − i + 1``) or ``glob``
@@ -161,6 +170,7 @@ class Builder:
                 "bound": plan.bound.text,
                 "error_bound": plan.bound.sup(),
                 "_bound": plan.bound,
+                **_float_entry(plan.float_limit),
             }
         )
         layer.heads.append(head)
@@ -398,6 +408,7 @@ class Builder:
         kind: str,
         bound_abs: float,
         corrections: list[tuple[Value, int]],
+        coef_sum: float,
     ) -> Value:
         """``[x > 0]`` for a value ``x`` with ``n·|x| >= g`` (kind ``glob``) or ``N·|x| >= g``.
 
@@ -413,6 +424,10 @@ class Builder:
         layer = max(att_layer(ready), ffn_layer(gate.ready))
         one_minus = [(lin_form(({self.one: 1.0}, 1.0), (z.form, -1.0)), c) for z, c in corrections]
         plan = self.gadgets.sign(self.feat, x, one_minus, kind, linear_key=self.nonstrict)
+        if kind == "glob":  # x is a sum of retrieved values: O(1) magnitudes, margin 0.3/n
+            plan.float_limit = B.FloatLimit("linear", 40.0 * max(coef_sum, 1.0))
+        else:  # x from uniform counts C/N, each with relative error up to N u
+            plan.float_limit = B.sign_float(coef_sum)
         alt = self.feat("(-1)^i")
         tmp, dst = self.new("sign_att"), self.new("sign")
         theorem = self.cite("Thm. 20 (comparison of counts)", "Thm. 21")
@@ -449,7 +464,8 @@ class Builder:
             parts.append((inv.form, half))
             if term.pos:
                 parts.append(({self.one: 1.0}, float(term.pos)))
-            return self._sign(lin_form(*parts), ready, kind, bound_abs, [])
+            coefs = float(term.abs_count_coefs() + abs(term.pos))
+            return self._sign(lin_form(*parts), ready, kind, bound_abs, [], coefs)
         parts = [({self.feat("i/n"): 1.0}, float(term.pos)), ({self.feat("1/n"): 1.0}, half)]
         ready = 0
         corrections = []
@@ -458,7 +474,8 @@ class Builder:
             parts.append((r["R"].form, float(k)))
             ready = max(ready, r["R"].ready)
             corrections.append((r["z"], k))
-        return self._sign(lin_form(*parts), ready, "glob", bound_abs, corrections)
+        coefs = float(term.abs_count_coefs() + abs(term.pos))
+        return self._sign(lin_form(*parts), ready, "glob", bound_abs, corrections, coefs)
 
     def retrieve(self, count: Count) -> dict[str, Any]:
         """Table lookup of the count ``C`` as a position (the target's scores are largest at

@@ -61,6 +61,26 @@ def n_independence(features: list[str], heads: list[dict[str, Any]]) -> dict[str
     }
 
 
+def float_limits(heads: list[dict[str, Any]]) -> dict[str, Any]:
+    """The largest n at which every head still meets its bound in float64 / float32 (the
+    minimum over heads; None: no head limits it), and the heads that bind."""
+    limited = [h for h in heads if h.get("max_exact_n")]
+    out: dict[str, Any] = {}
+    for fmt in B.UNIT_ROUNDOFF:
+        out[fmt] = min((h["max_exact_n"][fmt] for h in limited), default=None)
+    out["binding_heads"] = [
+        f"{h['layer']}.{h['head']} {h['gadget']}"
+        for h in limited
+        if h["max_exact_n"]["float64"] == out["float64"]
+    ]
+    out["derivation"] = (
+        "first-order rounding model per head (docs/compiler.md): scores of size O(n) with a "
+        "fixed gap give n <= 1/(c u); values read from uniform counts (C/N with relative "
+        "error up to N u) give n <= (c u)^(-1/2); u = 2^-53 (float64), 2^-24 (float32)"
+    )
+    return out
+
+
 def build_certificate(
     *,
     model: Transformer,
@@ -134,6 +154,7 @@ def build_certificate(
         "tau_order": tau_order(target, [h["tau_power"] for h in heads]),
         "heads": heads,
         "max_error_bound": max_bound,
+        "float_limits": float_limits(heads),
         "rounding_margin": B.ROUNDING_MARGIN,
         "bounds_below_margin": max_bound < B.ROUNDING_MARGIN,
         "exact_by_construction": target is Target.HARD,

@@ -26,7 +26,7 @@ from hardsoft.compile.builder import Builder
 from hardsoft.compile.certificate import build_certificate
 from hardsoft.compile.ir import ir_nodes_all, lower_all
 from hardsoft.compile.targets import TARGETS, MaskMode, Target
-from hardsoft.craft import CraftLayer, assemble, standard_residual
+from hardsoft.craft import CraftLayer, LinearForm, assemble, standard_residual
 from hardsoft.errors import HardsoftError
 from hardsoft.logic import parse
 from hardsoft.logic.syntax import Formula, to_text
@@ -107,8 +107,7 @@ def compile_formula(
     tgt = Target.parse(target, "target")
     mode = MaskMode.parse(masks, "mask mode (--masks)")
     outputs = named_outputs(formula, alpha)
-    nonstrict = mode is MaskMode.NONSTRICT
-    roots = lower_all([f for _, f in outputs], alpha, causal, nonstrict)
+    roots = lower_all([f for _, f in outputs], alpha, causal, mode is MaskMode.NONSTRICT)
     nodes = ir_nodes_all(roots)
     limits.check_ir(nodes)
     b = Builder(alpha, tgt, mode, causal)
@@ -116,31 +115,11 @@ def compile_formula(
     for node in nodes:
         b.value(node)
     out_forms = [b.value(root).form for root in roots]
-    n_layers = max(b.layers, default=-1) + 1
-    layers = [b.layers.get(k, CraftLayer()) for k in range(n_layers)]
-    features = list(b.features)
-    residual = standard_residual(alpha, features)
-    for c in b.coords:
-        residual.add(c)
-    position_dim = sum(parse_feature(f).dim for f in features)
-    planned = limits.parameter_count(len(alpha), position_dim, residual.dim, layers, len(out_forms))
-    limits.check_parameters(planned)
     texts = [to_text(f) for _, f in outputs]
     names = tuple(nm for nm, _ in outputs) if outputs[0][0] else ()
     shown = texts[0] if not names else "; ".join(f"{a}={t}" for a, t in zip(names, texts))
-    flags = ", ".join(
-        x for x in (("causal" if causal else ""), ("nonstrict" if nonstrict else "")) if x
-    )
-    model = assemble(
-        alphabet=alpha,
-        position_features=features,
-        residual=residual,
-        layers=layers,
-        outputs=out_forms,
-        output_names=names,
-        name=name or f"compiled[{tgt}{', ' + flags if flags else ''}]: {shown}",
-    )
-    assert model.parameter_count() == planned, "limits.parameter_count is out of date"
+    flags = "".join([f", {tgt}", ", causal" if causal else "", f", {mode}"])[2:]
+    model = _assemble(b, out_forms, names, name or f"compiled[{flags}]: {shown}")
     model.meta["certificate"] = build_certificate(
         model=model,
         outputs=[(nm, f, form) for (nm, f), form in zip(outputs, out_forms)],
@@ -149,7 +128,7 @@ def compile_formula(
         masks=mode,
         causal=causal,
         head_info=b.head_info,
-        features=features,
+        features=list(b.features),
         n=n,
         ir_size=len(nodes),
         seconds=time.perf_counter() - started,
@@ -160,4 +139,32 @@ def compile_formula(
         model.meta["formula"] = texts[0]
     model.meta["kind"] = "compiled-formula"
     model.meta["rounded"] = dict(b.rounded)
+    return model
+
+
+def _assemble(
+    b: Builder, out_forms: list[LinearForm], names: tuple[str, ...], name: str
+) -> Transformer:
+    """The weights of the builder's layers, after the parameter cap is checked on the craft
+    description (nothing is allocated before)."""
+    layers = [b.layers.get(k, CraftLayer()) for k in range(max(b.layers, default=-1) + 1)]
+    features = list(b.features)
+    residual = standard_residual(b.alphabet, features)
+    for c in b.coords:
+        residual.add(c)
+    position_dim = sum(parse_feature(f).dim for f in features)
+    planned = limits.parameter_count(
+        len(b.alphabet), position_dim, residual.dim, layers, len(out_forms)
+    )
+    limits.check_parameters(planned)
+    model = assemble(
+        alphabet=b.alphabet,
+        position_features=features,
+        residual=residual,
+        layers=layers,
+        outputs=out_forms,
+        output_names=names,
+        name=name,
+    )
+    assert model.parameter_count() == planned, "limits.parameter_count is out of date"
     return model

@@ -3,13 +3,18 @@
 Lowering (:func:`lower`) rewrites the logic AST into a handful of primitives, sharing every
 repeated subformula (nodes are frozen dataclasses, and the lowering is memoised on the AST):
 
-* ``BAtom`` / ``BConst`` / ``BFeat`` (a 0/1 position feature such as ``[i=1]``) and ``BNot``
-  cost no layer: they are linear forms of the residual stream;
+* ``BAtom`` / ``BConst`` / ``BFeat`` (a 0/1 position feature such as ``[i=1]`` or
+  ``[i mod m = r]``; ``MOD`` of ``k·i + c`` is one such feature) and ``BNot`` cost no layer:
+  they are linear forms of the residual stream (``[i=1]``/``[i=n]`` with non-strict masks cost
+  one uniform head each, Yang et al. (2026) Prop. 11);
 * ``BAnd`` (``|`` and ``->`` become ``!``/``&``) is one feed-forward neuron;
 * ``BShift(pred, val, direction)`` is the value of ``val`` at the nearest ``j < i`` (``past``)
   or ``j > i`` (``future``) where ``pred`` holds, false if there is none. It covers
   ``Y φ = BShift(true, φ)``, ``φ S ψ = BShift(ψ | !φ, ψ)``, ``P φ = BShift(φ, φ)`` and the
-  mirrored ``X U F``; ``val`` always implies ``pred`` (so "no witness" reads as false);
+  mirrored ``X U F``; ``val`` always implies ``pred`` (so "no witness" reads as false).
+  ``strict=False`` allows ``j = i``. When only non-strict masks exist (``nonstrict``), a
+  strict shift with a predicate is lowered to ``Y``/``X`` of the non-strict one, and
+  ``E φ`` to ``P̂ φ ∨ F̂ φ`` (non-strict shifts both sides);
 * ``BGeq(term)`` is ``[term >= 0]`` for an integer linear term (every comparison is one or two
   of these), and ``BMod(m, r, term)`` is ``term mod m = r``.
 
@@ -32,12 +37,16 @@ from hardsoft.logic import syntax as S
 from hardsoft.logic.dag import topological
 
 
-class BNode:
+class Interned:
+    """An interned IR object (built only through :func:`node`): ``uid`` orders them stably."""
+
+    uid: int
+
+
+class BNode(Interned):
     """Base class of Boolean IR nodes. Nodes are interned (built only through the ``mk_*``
     functions and :func:`node`), so equal nodes are the same object and hashing and equality
     are O(1) however much the DAG shares; ``uid`` orders them stably."""
-
-    uid: int
 
 
 # Weak values: a node lives while something (a parent's key, a caller) holds it, so compiling
@@ -96,7 +105,7 @@ class BShift(BNode):
 
 
 @dataclass(frozen=True, eq=False)
-class Count:
+class Count(Interned):
     """``#<[arg]`` (direction ``pre``) or ``#>[arg]`` (``suf``)."""
 
     direction: str
@@ -269,7 +278,8 @@ def lower_all(
     """Lower several formulas at once (shared subformulas are lowered once)."""
     memo: dict[S.Node, BNode | Lin] = {}
     ctx = _Lowering(memo, set(alphabet), nonstrict)
-    for sub in topological(formulas, S.children):
+    roots: list[S.Node] = list(formulas)
+    for sub in topological(roots, S.children):
         if causal and S.operator(sub) in S.FUTURE_OPERATORS:
             raise HardsoftError(
                 f"operator {S.operator(sub)} looks to the right of the current "
@@ -280,6 +290,10 @@ def lower_all(
     out = [memo[f] for f in formulas]
     assert all(isinstance(o, BNode) for o in out)
     return out  # type: ignore[return-value]
+
+
+def feature_node(name: str) -> BNode:
+    return node(BFeat, name)  # type: ignore[return-value]
 
 
 def count(direction: str, arg: BNode) -> Count:
@@ -363,8 +377,8 @@ def _count_future(c: _Lowering, x: S.CountFuture) -> Lin:
 _LOWER: dict[type, Callable[[_Lowering, Any], BNode | Lin]] = {
     S.Sym: _sym,
     S.Const: lambda c, x: const(x.value),
-    S.First: lambda c, x: node(BFeat, "[i=1]"),
-    S.Last: lambda c, x: node(BFeat, "[i=n]"),
+    S.First: lambda c, x: feature_node("[i=1]"),
+    S.Last: lambda c, x: feature_node("[i=n]"),
     S.Not: lambda c, x: mk_not(c.f(x.arg)),
     S.And: lambda c, x: mk_and(c.f(x.left), c.f(x.right)),
     S.Or: lambda c, x: mk_or(c.f(x.left), c.f(x.right)),

@@ -86,6 +86,7 @@ class HeadPlan:
     tau: Tau | None
     bound: B.Bound
     params: dict[str, float] = field(default_factory=dict)
+    float_limit: B.FloatLimit | None = None
 
 
 def _alt(f: FeatureFn, sign: float = 1.0) -> LinearForm:
@@ -173,7 +174,7 @@ class HardGadgets(Gadgets):
         else:
             query = [{k: 2.0 * v for k, v in frac.items()}, dict(inv)]
             key = [{f("i/n*1/n"): 1.0}, {f("(i/n)^2"): -1.0}]
-        return HeadPlan(Weighting.LEFTMOST, query, key, None, B.Exact())
+        return HeadPlan(Weighting.LEFTMOST, query, key, None, B.Exact(), {}, B.LOOKUP_FLOAT)
 
 
 class SoftTemperatureGadgets(Gadgets):
@@ -192,6 +193,7 @@ class SoftTemperatureGadgets(Gadgets):
             Tau(lam, 1),
             B.ShiftBound(lam, strict),
             {"lambda": lam},
+            B.SHIFT_FLOAT,
         )
 
     def parity(self, f: FeatureFn, past: bool, even: bool) -> HeadPlan:
@@ -204,6 +206,7 @@ class SoftTemperatureGadgets(Gadgets):
             Tau(lam, 1),
             B.ParityBound(lam),
             {"lambda": lam},
+            B.PARITY_FLOAT,
         )
 
     def sign(
@@ -233,7 +236,13 @@ class SoftTemperatureGadgets(Gadgets):
         query = [{k: 2.0 * v for k, v in frac.items()}, dict(inv)]
         key = [{f("i/n*1/n"): 1.0}, {f("(i/n)^2"): -1.0}]
         return HeadPlan(
-            Weighting.SOFTMAX, query, key, Tau(lam, 3), B.LookupBound(lam), _lookup_params(lam)
+            Weighting.SOFTMAX,
+            query,
+            key,
+            Tau(lam, 3),
+            B.LookupBound(lam),
+            _lookup_params(lam),
+            B.LOOKUP_FLOAT,
         )
 
 
@@ -249,7 +258,13 @@ class SoftPEGadgets(Gadgets):
         query = [{big: lam}, {f("1"): lam / 2 if past else -lam / 2}]
         key = [dict(pred), {f("i"): 1.0}]
         return HeadPlan(
-            Weighting.SOFTMAX, query, key, None, B.ShiftBound(lam, strict), {"lambda": lam}
+            Weighting.SOFTMAX,
+            query,
+            key,
+            None,
+            B.ShiftBound(lam, strict),
+            {"lambda": lam},
+            B.SHIFT_FLOAT,
         )
 
     def parity(self, f: FeatureFn, past: bool, even: bool) -> HeadPlan:
@@ -258,7 +273,15 @@ class SoftPEGadgets(Gadgets):
         big = {f("i"): lam} if past else {f("n"): lam, f("i"): -lam, f("1"): lam}
         query = [big, {f("1"): lam if past else -lam}]
         key = [_alt(f, 1.0 if even else -1.0), {f("i"): 1.0}]
-        return HeadPlan(Weighting.SOFTMAX, query, key, None, B.ParityBound(lam), {"lambda": lam})
+        return HeadPlan(
+            Weighting.SOFTMAX,
+            query,
+            key,
+            None,
+            B.ParityBound(lam),
+            {"lambda": lam},
+            B.PARITY_FLOAT,
+        )
 
     def sign(
         self,
@@ -288,7 +311,13 @@ class SoftPEGadgets(Gadgets):
         query = [{k: 2.0 * v for k, v in frac.items()}, dict(inv)]
         key = [{f("n*i"): lam}, {f("n*i^2"): -lam}]
         return HeadPlan(
-            Weighting.SOFTMAX, query, key, None, B.LookupBound(lam), _lookup_params(lam)
+            Weighting.SOFTMAX,
+            query,
+            key,
+            None,
+            B.LookupBound(lam),
+            _lookup_params(lam),
+            B.LOOKUP_FLOAT,
         )
 
 

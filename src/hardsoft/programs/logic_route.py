@@ -28,22 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import reduce
-from typing import cast
 
 from hardsoft.errors import HardsoftError
-from hardsoft.logic import syntax as S
-from hardsoft.logic.syntax import Formula
-
-# The AST constructors, typed (their dataclass fields are installed by a decorator mypy
-# cannot see through).
-Sym = cast(Callable[[str], Formula], S.Sym)
-Const = cast(Callable[[bool], Formula], S.Const)
-First = cast(Callable[[], Formula], S.First)
-Not = cast(Callable[[Formula], Formula], S.Not)
-Or = cast(Callable[[Formula, Formula], Formula], S.Or)
-Prev = cast(Callable[[Formula], Formula], S.Prev)
-Past = cast(Callable[[Formula], Formula], S.Past)
-Since = cast(Callable[[Formula, Formula], Formula], S.Since)
+from hardsoft.logic.syntax import Const, First, Formula, Not, Or, Past, Prev, Since, Sym
 
 INDUCTION_ALPHABET = ("a", "b", "c", "d")
 FLIPFLOP_ALPHABET = ("w", "r", "i", "0", "1")
@@ -71,7 +58,7 @@ def at_find(chi: Formula, alphabet: Sequence[str]) -> Formula:
     parts = []
     for s in alphabet:
         here, prev = Sym(s), Prev(Sym(s))
-        if not isinstance(chi, S.Sym):
+        if not isinstance(chi, Sym):
             parts.append(here & prev & chi)
         elif chi.symbol == s:
             parts.append(here & prev)
