@@ -46,6 +46,9 @@ from hardsoft.model.spec import Mask
 MAX_AND_EPS = 0.4
 """A ``&`` may combine approximate inputs whose errors sum to at most this (< 1/2)."""
 
+PARITY_SLACK = 0.3
+"""The parity ramps read ``x`` between ``2 + 0.3`` and ``3 − 0.3`` (valid for ε <= 0.15)."""
+
 CITE = "Yang et al. (2026)"
 
 
@@ -302,7 +305,9 @@ class Builder:
                 form = lin_form(
                     *(((v.approx or {}) if u else v.form, 1.0) for v, u in zip(vs, use))
                 )
-                self.add_neurons(layer, ramp(form, k - 1.0 + err, k - err, dst))
+                # the window [k − 1 + E_max, k − E_max] is valid for every error E <= E_max,
+                # so softer heads than the certified ones stay exact too
+                self.add_neurons(layer, ramp(form, k - 1.0 + MAX_AND_EPS, k - MAX_AND_EPS, dst))
                 return Value({dst: 1.0}, 2 * layer + 2)
         form = lin_form(*((v.form, 1.0) for v in vs))
         self.add_neurons(exact_layer, [Neuron(form, -(k - 1.0), {dst: 1.0})])
@@ -444,15 +449,17 @@ class Builder:
         """``Y φ`` / ``X φ`` with non-strict masks: at odd ``i`` the even-parity head's value
         (the nearest even position is ``i ∓ 1``), at even ``i`` the odd-parity head's. Per
         head ``x = value + gate + [i has the other parity]`` is ``>= 3 − 2ε`` iff all three
-        hold and ``<= 2 + ε`` otherwise; a ramp between reads it exactly."""
+        hold and ``<= 2 + ε`` otherwise; a ramp from 2.3 to 2.7 reads it exactly for any
+        ``ε <= 0.15`` (the proven ε is 0.0224: the slack keeps softer τ exact too)."""
         v = self.value(node.val)
         layer = att_layer(v.ready)
         parts = []
         for head, gate, at_i, eps in self._parity_pair(layer, node.direction == "past"):
+            assert 2 * eps <= PARITY_SLACK  # the proven bound leaves the ramp's window free
             tmp = self.new("parity_att")
             head.output[tmp] = dict(v.form)
             x = lin_form(({tmp: 1.0}, 1.0), ({gate: 1.0}, 1.0), (at_i, 1.0))
-            parts.append(Part(x, 2.0 + 2 * eps, 3.0 - 2 * eps, 3.0))
+            parts.append(Part(x, 2.0 + PARITY_SLACK, 3.0 - PARITY_SLACK, 3.0))
         return self.pending(parts, layer, "prev" if node.direction == "past" else "next")
 
     # ---- counting
