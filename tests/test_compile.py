@@ -293,7 +293,7 @@ def test_experiment_is_registered() -> None:
     from hardsoft.experiments import all_experiments
 
     names = {e.name: e for e in all_experiments()}
-    assert "compiler" in names and names["compiler"].seed_ref == "003 §4"
+    assert "compiler" in names and names["compiler"].seed_ref == "Yang et al. (2026) §4"
 
 
 @pytest.mark.parametrize("n", [10_000, 100_000, 1_000_000])
@@ -398,3 +398,20 @@ def test_parameter_count_is_known_before_assembly(monkeypatch) -> None:
     monkeypatch.setattr(limits, "MAX_PARAMETERS", 100)
     with pytest.raises(HardsoftError, match="parameters"):
         compile_formula("!E (#<[Y '1'] = #>['1'])", "01", "soft-pe")
+
+
+@pytest.mark.parametrize("masks", ["strict", "nonstrict"])
+def test_float32_exact_at_the_certified_float_limit(masks: str) -> None:
+    """The certificate's float32 limit (lookup heads: n <= (56u)^(-1/2) = 547) is met: the
+    float32 model is exact there (on random, all-ones and alternating strings)."""
+    model = compile_formula("MOD(2, 1)(#<['1'])", "01", "soft-temperature", masks=masks)
+    limits = model.meta["certificate"]["float_limits"]
+    assert limits["float32"] == 547 and limits["float64"] > 10**7
+    assert any("lookup" in h for h in limits["binding_heads"])
+    n = limits["float32"]
+    ids = np.random.default_rng(0).integers(0, 2, size=(3, n))
+    ids[1] = 1
+    ids[2] = np.arange(n) % 2
+    assert_agrees(model.to(torch.float32), parse("MOD(2, 1)(#<['1'])", alphabet="01"), "01", ids)
+    shifts = compile_formula("Y '1' | '0' S '1'", "01", "hard").meta["certificate"]
+    assert shifts["float_limits"]["float32"] is None  # exact scores: nothing to round

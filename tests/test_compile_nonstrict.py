@@ -295,3 +295,22 @@ def test_certified_nonstrict_temperature_is_sufficient() -> None:
     for text in ("Y '1'", "'0' S '1'"):
         s = largest_exact_factor(text, "01", 32, strings=4, seed=0, masks="nonstrict")
         assert 1.0 <= s < 2.0**10
+
+
+@pytest.mark.parametrize("name", ["suffix-abc", "ngram-abc", "first"])
+def test_conjunctions_fold_into_the_parity_ramps(name: str) -> None:
+    """A ``&`` of a non-strict ``Y``/``X`` (or Prop. 11 flag) with exact inputs is folded into
+    the pending ramps (``¬`` too), so n-gram formulas need no more layers than with strict
+    masks; the models stay exact (checked above and here)."""
+    entry = FORMULAS[name]
+    for target in TARGETS:
+        strict = compile_formula(entry.text, entry.alphabet, target)
+        loose = compiled(entry.text, entry.alphabet, target)
+        assert loose.meta["certificate"]["layers"] == strict.meta["certificate"]["layers"]
+        for n in range(1, 6):
+            assert_agrees(loose, entry.formula, entry.alphabet, all_ids(len(entry.alphabet), n))
+    for text in ("'1' & !Y '0'", "'0' & !first & '0'", "!last & '1'"):
+        negated = compile_formula(text, "01", "hard", masks="nonstrict")
+        assert negated.meta["certificate"]["layers"] == 1
+        for n in range(1, 8):
+            assert_agrees(negated, parse(text, alphabet="01"), "01", all_ids(2, n))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -10,6 +11,9 @@ from rich.markup import escape
 from hardsoft.cli import app
 from hardsoft.cli.common import console, print_json
 from hardsoft.errors import HardsoftError
+
+if TYPE_CHECKING:
+    from hardsoft.compile.compiler import FormulaInput
 
 
 def _resolve_formula(
@@ -114,10 +118,10 @@ def compile_cmd(
     target: str = typer.Option("hard", "--target", "-t", help="hard | soft-temperature | soft-pe."),
     causal: bool = typer.Option(False, "--causal", help="Future masks only (past fragment)."),
     masks: str = typer.Option(
-        "strict",
+        None,
         "--masks",
-        help="strict (any mask, strict-future j < i included) | nonstrict (only none, future "
-        "j <= i and past j >= i, as in Yang et al. (2026) and GPT-style decoders).",
+        help="strict (the default: any mask, strict-future j < i included) | nonstrict (only "
+        "none, future j <= i and past j >= i, as in Yang et al. (2026) and GPT-style decoders).",
     ),
     out: Path = typer.Option(None, "-o", "--out", help="Write the model (.safetensors)."),
     n: int = typer.Option(1000, "--n", help="Length at which to evaluate tau(n) and bounds."),
@@ -135,10 +139,11 @@ def compile_cmd(
         raise HardsoftError("give either FORMULA or one or more --output NAME=FORMULA")
     if output:
         pairs, alpha = parse_outputs(output, alphabet)
-        source: object = dict(pairs)
+        source: FormulaInput = dict(pairs)
     else:
         source, alpha = _resolve_formula(formula, alphabet)
-    model = compile_formula(source, alpha, target=target, causal=causal, masks=masks, n=n)  # type: ignore[arg-type]
+    options = {} if masks is None else {"masks": masks}
+    model = compile_formula(source, alpha, target=target, causal=causal, n=n, **options)
     cert = model.meta["certificate"]
     if out is not None:
         save_model(model, out)

@@ -46,20 +46,67 @@ from hardsoft.model.spec import Mask
 MAX_AND_EPS = 0.4
 """A ``&`` may combine approximate inputs whose errors sum to at most this (< 1/2)."""
 
+PARITY_SLACK = 0.3
+"""The parity ramps read ``x`` between ``2 + 0.3`` and ``3 − 0.3`` (valid for ε <= 0.15)."""
+
 CITE = "Yang et al. (2026)"
 
 
-@dataclass
-class Value:
-    """A node's value: an exact linear form of the residual, available from stage ``ready``
-    on; ``approx`` is the unrounded head output (within ``eps`` of the exact value), ready
-    at ``approx_ready``, so a ``&`` can read it in the same layer's feed-forward."""
+@dataclass(frozen=True)
+class Part:
+    """One ramp of a pending value: ``ramp(x; lo, hi)`` where ``x <= lo`` (false) or
+    ``hi <= x <= top`` (true)."""
 
-    form: LinearForm
-    ready: int
-    approx: LinearForm | None = None
-    approx_ready: int = 0
-    eps: float = 0.0
+    x: LinearForm
+    lo: float
+    hi: float
+    top: float
+
+    def with_conjuncts(self, extra: LinearForm, m: int) -> Part:
+        """``self ∧ e_1 ∧ … ∧ e_m`` for exact Booleans summing to ``extra``: scaling the
+        conjuncts by ``K = top − lo`` keeps every false case at or below the shifted ``lo``."""
+        k = max(1.0, self.top - self.lo)
+        x = lin_form((self.x, 1.0), (extra, k))
+        return Part(x, self.lo + k * m, self.hi + k * m, self.top + k * m)
+
+
+class Value:
+    """A node's value: an exact 0/1 linear form of the residual (``form``), available from
+    stage ``ready`` on.
+
+    ``approx`` is the unrounded head output (within ``eps`` of the exact value), ready at
+    ``approx_ready``, so a ``&`` can read it in the same layer's feed-forward. ``parts`` is a
+    *pending* value: the sum of the ramps of mutually exclusive :class:`Part` s, computable by
+    the feed-forward of layer ``layer`` and written to a coordinate only when ``form`` is
+    first read (``negated``: the value is one minus that sum); a ``&`` with exact inputs folds
+    them into the ramps instead, saving a layer.
+    """
+
+    def __init__(
+        self,
+        form: LinearForm | None,
+        ready: int,
+        approx: LinearForm | None = None,
+        approx_ready: int = 0,
+        eps: float = 0.0,
+        *,
+        parts: list[Part] | None = None,
+        layer: int = 0,
+        negated: bool = False,
+        materialize: Callable[[], LinearForm] | None = None,
+    ) -> None:
+        self._form = form
+        self.ready = ready
+        self.approx, self.approx_ready, self.eps = approx, approx_ready, eps
+        self.parts, self.layer, self.negated = parts, layer, negated
+        self._materialize = materialize
+
+    @property
+    def form(self) -> LinearForm:
+        if self._form is None:
+            assert self._materialize is not None
+            self._form = self._materialize()
+        return self._form
 
 
 def att_layer(stage: int) -> int:
@@ -220,6 +267,15 @@ class Builder:
 
     def _not(self, node: BNot) -> Value:
         v = self.value(node.arg)
+        if v.parts is not None:  # stay pending: 1 − form only if someone reads it
+            return Value(
+                None,
+                v.ready,
+                parts=v.parts,
+                layer=v.layer,
+                negated=not v.negated,
+                materialize=lambda: lin_form(({self.one: 1.0}, 1.0), (v.form, -1.0)),
+            )
         out = Value(lin_form(({self.one: 1.0}, 1.0), (v.form, -1.0)), v.ready)
         if v.approx is not None:
             out.approx = lin_form(({self.one: 1.0}, 1.0), (v.approx, -1.0))
@@ -234,6 +290,9 @@ class Builder:
         can be read unrounded (within ``eps``) when that saves a layer: with total error
         ``E <= 0.4`` the sum is ``>= k − E`` if all hold and ``<= k − 1 + E`` otherwise, and
         a two-ReLU step between those values is exactly 0/1."""
+        fused = self._fuse_and(vs)
+        if fused is not None:
+            return fused
         k = len(vs)
         exact_layer = ffn_layer(max(v.ready for v in vs))
         early = [v.approx_ready if v.approx is not None else v.ready for v in vs]
@@ -246,11 +305,50 @@ class Builder:
                 form = lin_form(
                     *(((v.approx or {}) if u else v.form, 1.0) for v, u in zip(vs, use))
                 )
-                self.add_neurons(layer, ramp(form, k - 1.0 + err, k - err, dst))
+                # the window [k − 1 + E_max, k − E_max] is valid for every error E <= E_max,
+                # so softer heads than the certified ones stay exact too
+                self.add_neurons(layer, ramp(form, k - 1.0 + MAX_AND_EPS, k - MAX_AND_EPS, dst))
                 return Value({dst: 1.0}, 2 * layer + 2)
         form = lin_form(*((v.form, 1.0) for v in vs))
         self.add_neurons(exact_layer, [Neuron(form, -(k - 1.0), {dst: 1.0})])
         return Value({dst: 1.0}, 2 * exact_layer + 2)
+
+    def pending(self, parts: list[Part], layer: int, prefix: str) -> Value:
+        """A value computed by the ramps of ``parts`` in layer ``layer``'s feed-forward,
+        written to a new coordinate ``prefix:k`` only if its exact form is read."""
+
+        def materialize() -> LinearForm:
+            dst = self.new(prefix)
+            for part in parts:
+                self.add_neurons(layer, ramp(part.x, part.lo, part.hi, dst))
+            return {dst: 1.0}
+
+        return Value(None, 2 * layer + 2, parts=parts, layer=layer, materialize=materialize)
+
+    def _fuse_and(self, vs: list[Value]) -> Value | None:
+        """``∧`` of one pending value and exact inputs ready for its feed-forward: fold the
+        exact inputs into the pending ramps (``P ∧ e``: every part gets the conjuncts; ``¬P ∧
+        e = e − Σ (part ∧ e)``), so the conjunction costs no extra layer."""
+        pending = [v for v in vs if v.parts is not None]
+        if len(pending) != 1:
+            return None
+        p = pending[0]
+        others = [v for v in vs if v is not p]
+        if any(v.ready > 2 * p.layer + 1 for v in others):
+            return None
+        extra = lin_form(*((v.form, 1.0) for v in others))
+        assert p.parts is not None
+        parts = [part.with_conjuncts(extra, len(others)) for part in p.parts]
+        if not p.negated:
+            return self.pending(parts, p.layer, "and")
+        dst = self.new("and")
+        neurons = [Neuron(extra, -(len(others) - 1.0), {dst: 1.0})]
+        for part in parts:
+            neurons += ramp(part.x, part.lo, part.hi, dst)
+            neurons[-2].outputs[dst] *= -1
+            neurons[-1].outputs[dst] *= -1
+        self.add_neurons(p.layer, neurons)
+        return Value({dst: 1.0}, 2 * p.layer + 2)
 
     # ---- [i = 1], [i = n]: position features, or Prop. 11 with non-strict masks
     def flag(self, name: str) -> Value:
@@ -271,10 +369,7 @@ class Builder:
         gives exactly −1 at ``i = 1`` (±1 at ``i = n``) and a value in [−1/3, 1/3] elsewhere
         (an alternating sum is 0 or ±1 over at least 2 (3) positions); a ReLU ramp between
         1/2 and 9/10 in ``|value|`` reads the flag exactly."""
-        tmp, dst = (
-            self.new("first_att" if first else "last_att"),
-            self.new("first" if first else "last"),
-        )
+        tmp = self.new("first_att" if first else "last_att")
         mask = Mask.FUTURE if first else Mask.PAST
         self.uniform_head(
             0,
@@ -283,11 +378,10 @@ class Builder:
             "first" if first else "last",
             "Prop. 11a" if first else "Prop. 11b",
         )
-        neurons = ramp({tmp: -1.0}, 0.5, 0.9, dst)
+        parts = [Part({tmp: -1.0}, 0.5, 0.9, 1.0)]
         if not first:
-            neurons += ramp({tmp: 1.0}, 0.5, 0.9, dst)
-        self.add_neurons(0, neurons)
-        return Value({dst: 1.0}, 2)
+            parts.append(Part({tmp: 1.0}, 0.5, 0.9, 1.0))
+        return self.pending(parts, 0, "first" if first else "last")
 
     # ---- Y X S U P F
     def _shift(self, node: BShift) -> Value:
@@ -355,16 +449,18 @@ class Builder:
         """``Y φ`` / ``X φ`` with non-strict masks: at odd ``i`` the even-parity head's value
         (the nearest even position is ``i ∓ 1``), at even ``i`` the odd-parity head's. Per
         head ``x = value + gate + [i has the other parity]`` is ``>= 3 − 2ε`` iff all three
-        hold and ``<= 2 + ε`` otherwise; a ramp between reads it exactly."""
+        hold and ``<= 2 + ε`` otherwise; a ramp from 2.3 to 2.7 reads it exactly for any
+        ``ε <= 0.15`` (the proven ε is 0.0224: the slack keeps softer τ exact too)."""
         v = self.value(node.val)
         layer = att_layer(v.ready)
-        dst = self.new("prev" if node.direction == "past" else "next")
+        parts = []
         for head, gate, at_i, eps in self._parity_pair(layer, node.direction == "past"):
+            assert 2 * eps <= PARITY_SLACK  # the proven bound leaves the ramp's window free
             tmp = self.new("parity_att")
             head.output[tmp] = dict(v.form)
             x = lin_form(({tmp: 1.0}, 1.0), ({gate: 1.0}, 1.0), (at_i, 1.0))
-            self.add_neurons(layer, ramp(x, 2.0 + 2 * eps, 3.0 - 2 * eps, dst))
-        return Value({dst: 1.0}, 2 * layer + 2)
+            parts.append(Part(x, 2.0 + PARITY_SLACK, 3.0 - PARITY_SLACK, 3.0))
+        return self.pending(parts, layer, "prev" if node.direction == "past" else "next")
 
     # ---- counting
     def count_fraction(self, count: Count) -> Value:

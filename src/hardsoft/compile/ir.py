@@ -30,7 +30,7 @@ import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from hardsoft.errors import HardsoftError
 from hardsoft.logic import syntax as S
@@ -51,18 +51,23 @@ class BNode(Interned):
 
 # Weak values: a node lives while something (a parent's key, a caller) holds it, so compiling
 # many formulas in one process does not grow the table without bound. uids only ever increase.
-_TABLE: weakref.WeakValueDictionary[tuple, object] = weakref.WeakValueDictionary()
+_TABLE: weakref.WeakValueDictionary[tuple, Interned] = weakref.WeakValueDictionary()
 _UIDS = itertools.count()
 
 
-def node(cls: type, *args: object) -> object:
+_I = TypeVar("_I", bound="Interned")
+
+
+def node(cls: type[_I], *args: object) -> _I:
     """The unique instance of ``cls(*args)`` (children are interned, so keys use identity)."""
     key = (cls, *args)
     found = _TABLE.get(key)
     if found is None:
-        found = cls(*args)
-        object.__setattr__(found, "uid", next(_UIDS))
-        _TABLE[key] = found
+        made = cls(*args)
+        object.__setattr__(made, "uid", next(_UIDS))
+        _TABLE[key] = made
+        return made
+    assert isinstance(found, cls)  # the key starts with the class
     return found
 
 
@@ -171,8 +176,8 @@ class BMod(BNode):
     term: Lin
 
 
-TRUE: BNode = node(BConst, True)  # type: ignore[assignment]
-FALSE: BNode = node(BConst, False)  # type: ignore[assignment]
+TRUE: BNode = node(BConst, True)
+FALSE: BNode = node(BConst, False)
 
 
 def const(value: bool) -> BNode:
@@ -184,7 +189,7 @@ def mk_not(a: BNode) -> BNode:
         return const(not a.value)
     if isinstance(a, BNot):
         return a.arg
-    return node(BNot, a)  # type: ignore[return-value]
+    return node(BNot, a)
 
 
 def mk_and(*args: BNode) -> BNode:
@@ -207,7 +212,7 @@ def mk_and(*args: BNode) -> BNode:
     if len(kept) == 1:
         return kept[0]
     kept.sort(key=lambda x: x.uid)
-    return node(BAnd, tuple(kept))  # type: ignore[return-value]
+    return node(BAnd, tuple(kept))
 
 
 def mk_or(*args: BNode) -> BNode:
@@ -217,7 +222,7 @@ def mk_or(*args: BNode) -> BNode:
 def mk_shift(pred: BNode, val: BNode, direction: str, strict: bool = True) -> BNode:
     if val == FALSE or pred == FALSE:
         return FALSE
-    return node(BShift, pred, val, direction, strict)  # type: ignore[return-value]
+    return node(BShift, pred, val, direction, strict)
 
 
 def mk_strict_shift(pred: BNode, val: BNode, direction: str, nonstrict_masks: bool) -> BNode:
@@ -233,7 +238,7 @@ def mk_strict_shift(pred: BNode, val: BNode, direction: str, nonstrict_masks: bo
 def mk_geq(term: Lin) -> BNode:
     if term.is_const:
         return const(term.const >= 0)
-    return node(BGeq, term)  # type: ignore[return-value]
+    return node(BGeq, term)
 
 
 def mk_mod(m: int, r: int, term: Lin) -> BNode:
@@ -245,7 +250,7 @@ def mk_mod(m: int, r: int, term: Lin) -> BNode:
         return const(term.const % m == r)
     if not term.counts:
         return _mod_of_position(m, r, term.pos, term.const)
-    return node(BMod, m, r, term)  # type: ignore[return-value]
+    return node(BMod, m, r, term)
 
 
 def _mod_of_position(m: int, r: int, k: int, c: int) -> BNode:
@@ -259,7 +264,7 @@ def _mod_of_position(m: int, r: int, k: int, c: int) -> BNode:
     if m2 == 1:
         return TRUE
     rho = ((r - c) // g) * pow(k // g, -1, m2) % m2
-    return node(BFeat, f"[i mod {m2} = {rho}]")  # type: ignore[return-value]
+    return node(BFeat, f"[i mod {m2} = {rho}]")
 
 
 def lower(
@@ -287,17 +292,15 @@ def lower_all(
                 "the causal target covers the past fragment (Y S P #< i and Boolean operators)"
             )
         memo[sub] = _LOWER[type(sub)](ctx, sub)
-    out = [memo[f] for f in formulas]
-    assert all(isinstance(o, BNode) for o in out)
-    return out  # type: ignore[return-value]
+    return [ctx.f(f) for f in formulas]
 
 
 def feature_node(name: str) -> BNode:
-    return node(BFeat, name)  # type: ignore[return-value]
+    return node(BFeat, name)
 
 
 def count(direction: str, arg: BNode) -> Count:
-    return node(Count, direction, arg)  # type: ignore[return-value]
+    return node(Count, direction, arg)
 
 
 @dataclass
@@ -326,7 +329,7 @@ def _sym(c: _Lowering, x: S.Sym) -> BNode:
             f"symbol {x.symbol!r} of the formula is not in the alphabet "
             f"{''.join(sorted(c.alpha))!r}"
         )
-    return node(BAtom, x.symbol)  # type: ignore[return-value]
+    return node(BAtom, x.symbol)
 
 
 def _since(c: _Lowering, x: S.Since | S.Until) -> BNode:

@@ -246,7 +246,7 @@ def _probe(ctx: Context, ax: Any) -> tuple[list[list[Any]], dict[str, float]]:
     "(Yang et al. (2026) §4)",
     version="2",
     order=30,
-    seed_ref="003 §4",
+    seed_ref="Yang et al. (2026) §4",
 )
 def run(ctx: Context) -> Result:
     import matplotlib
