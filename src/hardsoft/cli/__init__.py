@@ -31,6 +31,7 @@ _COMMAND_MODULES = (
     "limits_cmds",
     "sensitivity_cmds",
     "learn_cmds",
+    "convert_cmds",
     "reproduce_cmd",
     "export_cmds",
 )

@@ -11,6 +11,7 @@ from hardsoft.cli import app
 from hardsoft.cli.common import console, print_json
 from hardsoft.errors import HardsoftError
 from hardsoft.model import MASKS, WEIGHTINGS, load_model, random_model, save_model
+from hardsoft.model.readout import acceptance_of
 
 
 def read_inputs(inputs: list[str] | None, input_file: Path | None) -> list[str]:
@@ -82,8 +83,8 @@ def run_cmd(
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Run MODEL on each input: every output at every position, and acceptance (output
-    coordinate 0 at the last position > 1/2).
+    """Run MODEL on each input: every output at every position, and acceptance (the model's
+    declared readout of the last position; by default output coordinate 0 > 1/2).
 
     `--json`: `{"results": [{"input", "output_names", "outputs", "accept"}]}`, where `outputs`
     has one list per position with one value per output, in the order of `output_names`
@@ -98,10 +99,11 @@ def run_cmd(
     names = list(output_names(model))
     chunk = "auto" if chunk_size is None else (chunk_size or None)
     outputs = model.run_words(words, chunk_size=chunk)
+    readout = acceptance_of(model)
     results = []
     for w, out in zip(words, outputs):
         values = [[float(v) for v in row] for row in out]
-        accept = bool(values and values[-1][0] > 0.5)
+        accept = bool(len(out) and readout.accept(torch.as_tensor(out[-1])))
         results.append({"input": w, "output_names": names, "outputs": values, "accept": accept})
         if is_symbol_valued(names, model.spec.alphabet):
             results[-1]["symbols"] = symbols_read(out, names)

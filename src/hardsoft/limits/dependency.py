@@ -34,6 +34,7 @@ import torch
 from hardsoft.errors import HardsoftError
 from hardsoft.limits.restriction import Restriction
 from hardsoft.model.features import feature_matrix
+from hardsoft.model.readout import acceptance_of
 
 # combined keys round(score/eps) * n + tie are integers below 1e10 * n < 2^53: exact in float64
 INT_MIN = float("-inf")
@@ -538,7 +539,7 @@ def output_table(model, X: ActivationLayer) -> tuple[np.ndarray, np.ndarray, np.
     uniq, inv = _dedupe(y)
     dep, table = _prune(X.deps[j], inv[X.tables[j]].astype(np.int64), X.S)
     rows = uniq[torch.from_numpy(table)].cpu().numpy()
-    return dep, rows, rows[:, 0] > 0.5
+    return dep, rows, acceptance_of(model).accept(torch.from_numpy(rows)).numpy()
 
 
 def analyse(
