@@ -152,6 +152,7 @@ def test_logic_certificate_is_theta_one_over_n(name: str, k) -> None:
 def test_tieless_route_is_the_default_and_keeps_its_certificate() -> None:
     r = build("induction-head", None, "soft-temperature")
     assert r.route == "tieless" and r.certificate["route"] == "tieless"
+    assert r.model.meta["certificate"]["route"] == "tieless"  # saved with the model
     assert set(r.certificate["values"]["1000"]) >= {"tau", "gamma"}
     assert tau_ratio(r.certificate) < 0.19  # Theta(1/(n log n)): below the logic route's 1/5
 

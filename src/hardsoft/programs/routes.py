@@ -127,9 +127,10 @@ def build(
             sampled_lengths=sampled_lengths,
         )
         prog = b.compiled.program
-        cert = dict(b.certificate) if b.certificate else None
+        cert = b.certificate
         if cert is not None:
-            cert["route"] = "tieless"
+            cert["route"] = "tieless"  # the same dict as the model's meta["certificate"]
+        b.model.meta["route"] = "tieless"
         return RouteModel(
             prog.name, route, target, b.model, cert, prog.reference, None, b, model_sizes(b.model)
         )
