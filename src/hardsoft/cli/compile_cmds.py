@@ -86,6 +86,12 @@ def print_certificate(cert: dict) -> None:
                 f"({t['heads']} heads)"
             )
     console.print(f"order      {cert['tau_order']}")
+    fl = cert["float_limits"]
+    if fl["float64"] is not None:
+        console.print(
+            f"rounding   within the bounds up to n = {fl['float64']} in float64, "
+            f"{fl['float32']} in float32 (binding: {', '.join(fl['binding_heads'])})"
+        )
     independent = "yes" if cert["n_independent"] else "no"
     console.print(f"n-free     computation at position i independent of n: {independent}")
     for h in cert["heads"]:
