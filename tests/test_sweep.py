@@ -204,6 +204,10 @@ def test_learning_experiment_on_a_tiny_plan_resumes_from_its_run_folders(
         "learning-sensitivity-vs-gap.png",
     ]
     assert all((tmp_path / "figures" / f).stat().st_size > 10_000 for f in res.figures)
+    from hardsoft.report.claims import CLAIMS
+
+    verdict, key = CLAIMS["learning-theorem6"].judge(res.metrics)  # the report reads these
+    assert verdict in ("reproduced", "deviates") and key.startswith("PARITY at n = 8:")
     runs = tmp_path / "runs" / f"learning-theorem6-v{learning.VERSION}-quick"
     stamps = {p: p.stat().st_mtime_ns for p in runs.glob("*/eval.json")}
     assert len(stamps) == len(cells)

@@ -32,7 +32,9 @@ _COMMAND_MODULES = (
     "sensitivity_cmds",
     "learn_cmds",
     "sweep_cmds",
+    "convert_cmds",
     "reproduce_cmd",
+    "export_cmds",
 )
 
 

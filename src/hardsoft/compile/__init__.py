@@ -1,5 +1,6 @@
 """The compiler from temporal logic with counting (LTL[C,+]) to hard- and soft-attention
-transformers (seed 003 §4): :func:`compile_formula` and its certificate. See docs/compiler.md.
+transformers (Yang, Strobl, Chiang & Angluin (TACL 2026) §4): :func:`compile_formula` and its
+certificate. See docs/compiler.md.
 
 >>> from hardsoft.compile import compile_formula
 >>> model = compile_formula("MOD(2, 1)(#<['1'])", "01", target="soft-temperature")
@@ -7,6 +8,7 @@ transformers (seed 003 §4): :func:`compile_formula` and its certificate. See do
 'Theta(1/n^3) (table lookup of counts with bounded position features)'
 """
 
-from hardsoft.compile.compiler import TARGETS, compile_formula
+from hardsoft.compile.compiler import compile_formula, named_outputs
+from hardsoft.compile.targets import MASK_MODES, TARGETS, MaskMode, Target
 
-__all__ = ["TARGETS", "compile_formula"]
+__all__ = ["MASK_MODES", "TARGETS", "MaskMode", "Target", "compile_formula", "named_outputs"]
