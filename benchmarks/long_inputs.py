@@ -127,7 +127,7 @@ def cli_row(name: str, path: Path, n: int, tmp: Path) -> dict:
             check=True,
         )
     )
-    outputs = np.array(json.loads(res.stdout)["results"][0]["outputs"])
+    outputs = np.array(json.loads(res.stdout)["results"][0]["outputs"])[:, 0]
     ref = formula_reference(parse(formula, alphabet=tuple(alphabet)), alphabet)(ids)[0]
     bad = int(((outputs > 0.5) != ref).sum())
     cpu = child_cpu() - cpu
@@ -168,7 +168,7 @@ def dyck2_rows(n: int, tmp: Path) -> list[dict]:
     results = json.loads(res.stdout)["results"]
     rows = []
     for label, word, r in zip(("depth n/2", "random balanced"), (deep, mixed), results):
-        out = np.rint(np.array(r["outputs"]))
+        out = np.rint(np.array(r["outputs"])[:, 0])
         bad = int((out != np.asarray(lang.prefix_reference(word))).sum())
         rows.append({"string": label, "n": n, "mismatches": bad})
     cpu = child_cpu() - cpu
