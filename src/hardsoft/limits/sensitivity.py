@@ -24,7 +24,6 @@ per seed), so the statistic compares like with like across lengths.
 from __future__ import annotations
 
 import copy
-import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -34,8 +33,8 @@ import numpy as np
 import torch
 
 from hardsoft.errors import HardsoftError
-from hardsoft.model import Transformer, feature_matrix, parse_feature, weights_from_scores
-from hardsoft.model.attention import allowed_block
+from hardsoft.model import Transformer, parse_feature
+from hardsoft.model.transformer import Head
 
 __all__ = [
     "CorrectedBound",
@@ -57,37 +56,13 @@ __all__ = [
 # statistics
 
 
-@functools.lru_cache(maxsize=256)
-def _t_cdf_upper_half(t: float, df: float) -> float:
-    """P(0 <= T <= t) for Student's t with ``df`` degrees of freedom (Simpson's rule)."""
-    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
-    steps = 600
-    h = t / steps
-    total = 0.0
-    for s in range(steps + 1):
-        x = s * h
-        w = 1 if s in (0, steps) else (4 if s % 2 else 2)
-        total += w * (1 + x * x / df) ** (-(df + 1) / 2)
-    return c * total * h / 3
-
-
-@functools.lru_cache(maxsize=256)
 def t_quantile(q: float, df: float) -> float:
-    """The ``q`` quantile (``q > 1/2``) of Student's t distribution, by bisection."""
+    """The ``q`` quantile (``q > 1/2``) of Student's t distribution (``scipy.stats.t.ppf``)."""
     if not 0.5 < q < 1 or df <= 0:
         raise ValueError("t_quantile needs 1/2 < q < 1 and df > 0")
-    lo, hi = 0.0, 1.0
-    while _t_cdf_upper_half(hi, df) < q - 0.5:
-        hi *= 2
-        if hi > 1e6:
-            return math.inf
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if _t_cdf_upper_half(mid, df) < q - 0.5:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
+    from scipy.stats import t as student_t  # scipy is slow to import: only when fitting
+
+    return float(student_t.ppf(q, df))
 
 
 @dataclass
@@ -346,9 +321,10 @@ def corrected_bound(model: Transformer, n: int) -> CorrectedBound:
     if n < 2:
         raise HardsoftError("the bound needs n >= 2")
     layers = _layers(model)
-    we = model.W_E.detach().double().cpu()
-    pe = feature_matrix(model.spec.position_features, n) @ model.W_pos.detach().double().cpu()
-    f0 = float(torch.linalg.vector_norm(we[:, None, :] + pe[None, :, :], dim=-1).max())
+    every = torch.arange(len(model.spec.alphabet), device=model.device)[:, None].expand(-1, n)
+    with torch.no_grad():  # layer 0 of every symbol at every position
+        emb = model.embed(every).double().cpu()
+    f0 = float(torch.linalg.vector_norm(emb, dim=-1).max())
     fs = _activation_bounds(layers, f0)
     p, r = _embedding_difference(model), 0.0
     flipped, other, supp, alphas = [p], [r], [0.0], [0.0]
@@ -520,22 +496,17 @@ def _residuals(model: Transformer, ids: torch.Tensor, chunk: int) -> list[torch.
     return out
 
 
-def _head_input(block, x: torch.Tensor) -> torch.Tensor:
-    return block.ln1(x) if block.layer_norm == "pre" else x
-
-
-def _supplement(head, u0: torch.Tensor, uv: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+def _supplement(head: Head, u0: torch.Tensor, uv: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """Σ_w |a_jw − a'_jw| ‖u'_w‖ for the query positions ``rows`` (0-based): original head
-    input ``u0 [1, n, d]``, variants ``uv [B, n, d]``. Returns ``[B, len(rows)]``."""
+    input ``u0 [1, n, d]``, variants ``uv [B, n, d]``. Returns ``[B, len(rows)]``. The weights
+    are the head's own (:meth:`Head.scores`, :meth:`Head.allowed`,
+    :meth:`Head.weights_from_scores`)."""
     n = u0.shape[1]
-    scale = head.score_scale(n)
-    spec = head.spec
-    allowed = allowed_block(spec.mask, 0, n, 0, n, uv.device)
-    allowed = None if allowed is None else allowed[rows]
-    s0 = (u0[:, rows] @ head.W_Q) @ (u0 @ head.W_K).transpose(-1, -2) * scale
-    sv = (uv[:, rows] @ head.W_Q) @ (uv @ head.W_K).transpose(-1, -2) * scale
-    a0 = weights_from_scores(s0, allowed, spec.weighting)
-    av = weights_from_scores(sv, allowed, spec.weighting)
+    allowed = head.allowed(rows, n)
+    a0, av = (
+        head.weights_from_scores(head.scores(head.query(u[:, rows]), head.key(u), n), allowed)
+        for u in (u0, uv)
+    )
     norms = torch.linalg.vector_norm(uv, dim=-1)  # [B, n]
     return ((av - a0).abs() * norms[:, None, :]).sum(-1)
 
@@ -614,7 +585,7 @@ def measure_sensitivity(
                 diffs = [torch.linalg.vector_norm(r - r0, dim=-1) for r, r0 in zip(res, ref)]
                 supp = []
                 for k, block in enumerate(m.blocks, start=1):
-                    u0, uv = _head_input(block, ref[k - 1]), _head_input(block, res[k - 1])
+                    u0, uv = block.attn_input(ref[k - 1]), block.attn_input(res[k - 1])
                     terms = [_supplement(h, u0, uv, rows_t) for h in block.heads]
                     supp.append(
                         torch.stack(terms).amax(0)

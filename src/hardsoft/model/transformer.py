@@ -129,10 +129,22 @@ class Head(nn.Module):
 
     # The analysis API: the pieces of :meth:`forward`, one at a time, for engines that run them
     # on their own rows (activation values, chosen query positions) instead of a whole input.
+    def query(self, x: torch.Tensor) -> torch.Tensor:
+        """Queries ``x W_Q`` of head inputs ``x [..., d_model]`` (the block's
+        :meth:`Block.attn_input`, not the raw residual)."""
+        return x @ self.W_Q
+
+    def key(self, x: torch.Tensor) -> torch.Tensor:
+        """Keys ``x W_K`` of head inputs ``x [..., d_model]``."""
+        return x @ self.W_K
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        """Values ``x W_V`` of head inputs ``x [..., d_model]``."""
+        return x @ self.W_V
+
     def qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Queries, keys and values ``x W_Q, x W_K, x W_V`` of head inputs ``x [..., d_model]``
-        (the block's :meth:`Block.attn_input`, not the raw residual)."""
-        return x @ self.W_Q, x @ self.W_K, x @ self.W_V
+        """Queries, keys and values of head inputs ``x [..., d_model]``."""
+        return self.query(x), self.key(x), self.value(x)
 
     def scores(self, q: torch.Tensor, k: torch.Tensor, n: int) -> torch.Tensor:
         """Scaled scores ``(q · kᵀ) · score_scale(n)`` ``[..., rows, keys]`` for query rows ``q``
