@@ -1,10 +1,12 @@
 """PARITY over {0, 1}, in both conventions.
 
 - ``parity-even``: words with an even number of 1s (Hahn 2020's PARITY; the empty word is in).
-- ``parity-odd``: words with an odd number of 1s (MATH.md §3 / Yang et al.'s convention).
+- ``parity-odd``: words with an odd number of 1s (Yang, Strobl, Chiang & Angluin's convention).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -20,15 +22,26 @@ class Parity(Language):
         self.odd = odd
         self.name = "parity-odd" if odd else "parity-even"
         self.description = (
-            "odd number of 1s (MATH.md §3 convention)"
+            "odd number of 1s (Yang et al. (2026) convention)"
             if odd
             else "even number of 1s (Hahn's PARITY; the empty word is in)"
         )
 
+    restriction_target = True
+
+    @property
+    def process_name(self) -> str | None:
+        """Hahn's PARITY automaton ends only after an even number of 1s (Hahn 2020 §6)."""
+        return None if self.odd else "parity-process"
+
+    def witness_flip(self, symbol: str, alphabet: Sequence[str], rng: np.random.Generator) -> str:
+        """The other bit: one substitution always changes the parity."""
+        return {"0": "1", "1": "0"}[symbol]
+
     def _member(self, word: str) -> bool:
         return (word.count("1") % 2 == 1) == self.odd
 
-    def members(self, words: list[str]) -> np.ndarray:
+    def members(self, words: Sequence[str]) -> np.ndarray:
         for w in words:
             self.validate(w)
         return np.array([(w.count("1") % 2 == 1) == self.odd for w in words], dtype=bool)
