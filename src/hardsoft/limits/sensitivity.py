@@ -515,6 +515,23 @@ def _flip_fractions(flips: int, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, 5]).random(flips)
 
 
+WordSampler = Callable[[int, int, np.random.Generator], np.ndarray]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The measurement's settings, fixed across lengths: flip positions and supplement rows as
+    fractions of n (drawn once per seed), and how many inputs and variants to run."""
+
+    samples: int
+    batch: int
+    chunk_size: int
+    seed: int
+    fractions: np.ndarray
+    supp_fractions: np.ndarray
+    words: WordSampler | None
+
+
 @torch.no_grad()
 def measure_sensitivity(
     model: Transformer,
@@ -528,7 +545,7 @@ def measure_sensitivity(
     supplement_rows: int = 8,
     device: str | None = None,
     check_bound: bool = True,
-    words: Callable[[int, int, np.random.Generator], np.ndarray] | None = None,
+    words: WordSampler | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> SensitivityReport:
     """Measure Lemma 5's quantities on ``model`` (a float64 copy) for each length in ``lengths``.
@@ -547,62 +564,29 @@ def measure_sensitivity(
         raise HardsoftError("samples, flips and batch must be positive")
     dev = torch.device(device) if device else model.device
     m = copy.deepcopy(model).to(device=dev, dtype=torch.float64).eval()
-    sigma = len(m.spec.alphabet)
-    if sigma < 2:
+    if len(m.spec.alphabet) < 2:
         raise HardsoftError("a one-symbol alphabet has no single-symbol changes")
-    n_layers = len(m.blocks)
     reasons = bound_applicability(m)
     constants = lemma5_constants(m)
-    fractions = _flip_fractions(flips, seed)
     supp_fractions = np.random.default_rng([seed, 7]).random(max(0, supplement_rows))
+    plan = _Plan(
+        samples, batch, chunk_size, seed, _flip_fractions(flips, seed), supp_fractions, words
+    )
     stats, bounds, published, violations = [], [], [], []
     for n in lengths:
-        rng = np.random.default_rng([seed, n])
-        if words is None:
-            base = rng.integers(0, sigma, size=(samples, n))
-        else:
-            base = np.asarray(words(n, samples, rng), dtype=np.int64)
-            if base.shape != (samples, n):
-                raise HardsoftError(f"the word sampler gave shape {base.shape}, not {(samples, n)}")
-        pos = np.minimum((fractions * (n - 1)).astype(np.int64), n - 2)  # 0-based, < n − 1
-        rows = np.unique(np.append((supp_fractions * (n - 1)).astype(np.int64), n - 1))
-        rows_t = torch.as_tensor(rows, device=dev)
         bound = corrected_bound(m, n) if not reasons else None
         bounds.append(bound)
         published.append(published_bound(constants, n) if constants.applicable else None)
-        acc = _Accumulator(n_layers)
-        for s in range(samples):
-            word = torch.as_tensor(base[s], device=dev)[None]
-            ref = _residuals(m, word, chunk_size)
-            for b0 in range(0, flips, batch):
-                idx = pos[b0 : b0 + batch]
-                shift = rng.integers(1, sigma, size=len(idx))
-                var = word.repeat(len(idx), 1)
-                rows = torch.arange(len(idx), device=dev)
-                it = torch.as_tensor(idx, device=dev)
-                var[rows, it] = (var[rows, it] + torch.as_tensor(shift, device=dev)) % sigma
-                res = _residuals(m, var, chunk_size)
-                diffs = [torch.linalg.vector_norm(r - r0, dim=-1) for r, r0 in zip(res, ref)]
-                supp = []
-                for k, block in enumerate(m.blocks, start=1):
-                    u0, uv = block.attn_input(ref[k - 1]), block.attn_input(res[k - 1])
-                    terms = [_supplement(h, u0, uv, rows_t) for h in block.heads]
-                    supp.append(
-                        torch.stack(terms).amax(0)
-                        if terms
-                        else torch.zeros(len(idx), len(rows_t), dtype=u0.dtype, device=dev)
-                    )
-                acc.add(diffs, supp, it, rows_t)
-                if check_bound and bound is not None:
-                    violations += _check(bound, diffs, it, base[s], var, m.spec.alphabet, n)
-        stats.append(acc.finish(n))
+        st, found = _measure_length(m, n, plan, bound if check_bound else None)
+        stats.append(st)
+        violations += found
         if progress is not None:
             progress(n)
     settings = {
         "samples": samples,
         "flips": flips,
         "seed": seed,
-        "flip_fractions": [float(f) for f in fractions],
+        "flip_fractions": [float(f) for f in plan.fractions],
         "dtype": "float64",
         "inputs": "uniform random symbols" if words is None else "custom sampler",
         "supplement_rows": supplement_rows,
@@ -611,7 +595,7 @@ def measure_sensitivity(
     return SensitivityReport(
         model_name=m.spec.name or "model",
         lengths=lengths,
-        layers=n_layers,
+        layers=len(m.blocks),
         stats=stats,
         bounds=bounds,
         published=published,
@@ -620,6 +604,64 @@ def measure_sensitivity(
         violations=violations,
         settings=settings,
     )
+
+
+def _inputs(m: Transformer, n: int, plan: _Plan, rng: np.random.Generator) -> np.ndarray:
+    """The ``plan.samples`` base inputs of length n, as token ids ``[samples, n]``."""
+    if plan.words is None:
+        return rng.integers(0, len(m.spec.alphabet), size=(plan.samples, n))
+    base = np.asarray(plan.words(n, plan.samples, rng), dtype=np.int64)
+    if base.shape != (plan.samples, n):
+        raise HardsoftError(f"the word sampler gave shape {base.shape}, not {(plan.samples, n)}")
+    return base
+
+
+def _measure_length(
+    m: Transformer, n: int, plan: _Plan, bound: CorrectedBound | None
+) -> tuple[LengthStats, list[Violation]]:
+    """Every (input, flip) pair at length ``n``: the statistics, and the values above
+    ``bound`` (when given)."""
+    dev, sigma = m.device, len(m.spec.alphabet)
+    rng = np.random.default_rng([plan.seed, n])
+    base = _inputs(m, n, plan, rng)
+    pos = np.minimum((plan.fractions * (n - 1)).astype(np.int64), n - 2)  # 0-based, < n − 1
+    rows = np.unique(np.append((plan.supp_fractions * (n - 1)).astype(np.int64), n - 1))
+    rows_t = torch.as_tensor(rows, device=dev)
+    acc = _Accumulator(len(m.blocks))
+    violations: list[Violation] = []
+    for s in range(plan.samples):
+        word = torch.as_tensor(base[s], device=dev)[None]
+        ref = _residuals(m, word, plan.chunk_size)
+        for b0 in range(0, len(pos), plan.batch):
+            idx = pos[b0 : b0 + plan.batch]
+            shift = rng.integers(1, sigma, size=len(idx))
+            var = word.repeat(len(idx), 1)
+            b = torch.arange(len(idx), device=dev)
+            it = torch.as_tensor(idx, device=dev)
+            var[b, it] = (var[b, it] + torch.as_tensor(shift, device=dev)) % sigma
+            res = _residuals(m, var, plan.chunk_size)
+            diffs = [torch.linalg.vector_norm(r - r0, dim=-1) for r, r0 in zip(res, ref)]
+            acc.add(diffs, _supplements(m, ref, res, rows_t), it, rows_t)
+            if bound is not None:
+                violations += _check(bound, diffs, it, base[s], var, m.spec.alphabet, n)
+    return acc.finish(n), violations
+
+
+def _supplements(
+    m: Transformer, ref: list[torch.Tensor], res: list[torch.Tensor], rows: torch.Tensor
+) -> list[torch.Tensor]:
+    """Per layer k = 1..L: the supplement's term at the query ``rows``, maximised over the
+    layer's heads (zeros for a layer without heads), ``[B, len(rows)]``."""
+    out = []
+    for k, block in enumerate(m.blocks, start=1):
+        u0, uv = block.attn_input(ref[k - 1]), block.attn_input(res[k - 1])
+        terms = [_supplement(h, u0, uv, rows) for h in block.heads]
+        out.append(
+            torch.stack(terms).amax(0)
+            if terms
+            else torch.zeros(uv.shape[0], len(rows), dtype=u0.dtype, device=u0.device)
+        )
+    return out
 
 
 # float64 rounding of the measured differences; the bounds are exact arithmetic on norms
