@@ -43,8 +43,8 @@ def _label(layers: int, heads: int, d: int, seed: int, mask: str) -> str:
     return f"L{layers} H{heads} d{d} s{seed}" + ("" if mask == "none" else f" {mask}")
 
 
-def _model(config: Config, seed: int, alphabet: str | None = None) -> Transformer:
-    """The seeded random rightmost-hard model of ``config`` (over ``alphabet``, default 01)."""
+def _model(config: Config, seed: int, alphabet: str = "01") -> Transformer:
+    """The seeded random rightmost-hard model of ``config`` over ``alphabet``."""
     from hardsoft.model import random_model
 
     layers, heads, d, _, mask = config
@@ -56,7 +56,7 @@ def _model(config: Config, seed: int, alphabet: str | None = None) -> Transforme
         d_model=d,
         seed=seed,
         dtype=torch.float64,
-        **({} if alphabet is None else {"alphabet": alphabet}),
+        alphabet=alphabet,
     )
 
 

@@ -258,8 +258,8 @@ def _figure_random(
         ns = np.array(rep.lengths)
         (line,) = ax_b.loglog(ns, rep.series("last_max"), "o-", label=f"{name}: measured max")
         ax_b.loglog(ns, rep.bound_series(), "--", color=line.get_color(), alpha=0.9)
-        pub = [None if p is None else p["other"][-1] for p in rep.published]
-        if all(v is not None and v < 300 for v in pub):
+        pub = [p["other"][-1] for p in rep.published if p is not None]
+        if len(pub) == len(rep.published) and all(v < 300 for v in pub):
             ax_b.loglog(ns, [10.0**v for v in pub], ":", color=line.get_color(), alpha=0.9)
     ax_b.set_xlabel("input length n")
     ax_b.set_ylabel("influence on the last position")

@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -59,6 +60,14 @@ def _entropy(probs: np.ndarray) -> np.ndarray:
     return terms.sum(axis=-1)
 
 
+class _Walker(Protocol):
+    """The forward sampler of :meth:`HahnProcess.sample_prefixes` (see ``_sampler``)."""
+
+    def __call__(self, t: int, log_beta_next: np.ndarray) -> None: ...
+
+    def result(self) -> list[str]: ...
+
+
 class HahnProcess(ABC):
     """Common machinery; subclasses define the summary-state chain and the full-state walk.
 
@@ -73,6 +82,10 @@ class HahnProcess(ABC):
     default_p: float = 0.5
     kind: str = "process"
     p: float
+
+    def __init__(self, p: float) -> None:
+        """A process with parameter ``p`` (subclasses check its range)."""
+        self.p = float(p)
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -257,7 +270,7 @@ class HahnProcess(ABC):
         return walker.result()
 
     @abstractmethod
-    def _sampler(self, count: int, n: int, rng: np.random.Generator):
+    def _sampler(self, count: int, n: int, rng: np.random.Generator) -> _Walker:
         """The forward walker of :meth:`sample_prefixes`: called as ``walker(t, log_beta_next)``
         for t = 0..n-1, it draws symbol t of ``count`` prefixes; ``walker.result()`` gives them."""
 
@@ -395,7 +408,7 @@ class ParityProcess(HahnProcess):
         out = self._dist[states]
         return out if include_empty else out[:, 1:]
 
-    def _sampler(self, count: int, n: int, rng: np.random.Generator):
+    def _sampler(self, count: int, n: int, rng: np.random.Generator) -> _Walker:
         return _ParitySampler(self, count, n, rng)
 
 
@@ -490,7 +503,7 @@ class DyckProcess(HahnProcess):
                 )
         return dists, len(stack)
 
-    def _sampler(self, count: int, n: int, rng: np.random.Generator):
+    def _sampler(self, count: int, n: int, rng: np.random.Generator) -> _Walker:
         return _DyckSampler(self, count, n, rng)
 
     def next_prob_matrix(self, words: Sequence[str], include_empty: bool = False) -> np.ndarray:

@@ -110,7 +110,9 @@ class Dyck(Language):
     def has_nonmembers(self, n: int) -> bool:
         return n > 0
 
-    def sample_positive(self, n: int, count: int, rng=None) -> list[str]:
+    def sample_positive(
+        self, n: int, count: int, rng: np.random.Generator | int | None = None
+    ) -> list[str]:
         """Exactly uniform over DYCK-k words of length ``n``: the bracket shape is a uniform
         Dyck path (each step up with probability N(r-1, h+1) / N(r, h), ballot numbers), and
         each matched pair gets a uniform type."""
@@ -182,8 +184,9 @@ def _assign_types(
         if not stack:
             return None
         j = stack.pop()
-        tj = opener.get(syms[j]) if syms[j] is not None else None
-        ti = closer.get(syms[i]) if syms[i] is not None else None
+        sj, si = syms[j], syms[i]
+        tj = opener.get(sj) if sj is not None else None
+        ti = closer.get(si) if si is not None else None
         if tj is not None and ti is not None and tj != ti:
             return None
         t = tj if tj is not None else (ti if ti is not None else 0)

@@ -57,7 +57,9 @@ class Parity(Language):
     def has_nonmembers(self, n: int) -> bool:
         return n > 0 or self.odd
 
-    def sample_positive(self, n: int, count: int, rng=None) -> list[str]:
+    def sample_positive(
+        self, n: int, count: int, rng: np.random.Generator | int | None = None
+    ) -> list[str]:
         """Exactly uniform over members: n-1 free bits, the last one fixes the parity."""
         check_length(n, count)
         rng = _as_rng(rng)

@@ -161,11 +161,11 @@ def _dedupe(rows: torch.Tensor) -> tuple[torch.Tensor, np.ndarray]:
                 first.append(r)
             inv[r] = seen[b]
         return rows[torch.tensor(first, dtype=torch.long)], inv
-    _, first, inv = np.unique(arr, axis=0, return_index=True, return_inverse=True)
-    order = np.argsort(first)
+    _, first_idx, inv = np.unique(arr, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first_idx)
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
-    return rows[torch.from_numpy(first[order])], rank[inv.reshape(-1)]
+    return rows[torch.from_numpy(first_idx[order])], rank[inv.reshape(-1)]
 
 
 def _prune(dep: np.ndarray, table: np.ndarray, S: int) -> tuple[np.ndarray, np.ndarray]:
@@ -375,6 +375,7 @@ def _record_tuples(
         if info is None:  # inconclusive within the top t: rank all of A(z)
             full = torch.topk(Mm[r], cnt).indices.numpy()
             info = _walk(X, full, sat_bound, k_track, final=True)
+            assert info is not None  # a final walk always decides
         dep_size, seq = info
         satisfied = dep_size <= sat_bound
         kdeps = [] if satisfied else seq[:k_track]
@@ -533,6 +534,7 @@ def _residual_rows(
         if ok.any():
             o[torch.from_numpy(ok)] = hs.head_out[torch.from_numpy(pick[ok])]
         att = o if att is None else att + o
+    assert att is not None  # sets is not empty
     return x_rows + att
 
 

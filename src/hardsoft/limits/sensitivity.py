@@ -254,10 +254,11 @@ def lemma5_constants(model: Transformer) -> Lemma5Constants:
         if sup is not None:
             p_bound += sup * _norm2(pos[row : row + f.dim])
         row += f.dim
-    if any(s is None for s in sups):
+    known = [s for s in sups if s is not None]
+    if len(known) < len(sups):
         f0 = math.inf
     else:
-        whole = math.sqrt(sum(s * s for s in sups)) * _norm2(pos) if sups else 0.0
+        whole = math.sqrt(sum(s * s for s in known)) * _norm2(pos) if known else 0.0
         f0 = e_max + min(p_bound, whole)
     fs = _activation_bounds(layers, f0)
     big_f = max(fs)
@@ -424,7 +425,9 @@ class SensitivityReport:
         k = self.layers if layer is None else layer
         return [None if b is None else b.other[k] for b in self.bounds]
 
-    def slope(self, name: str = "last_max", n_min: int | None = None, n_max: int | None = None):
+    def slope(
+        self, name: str = "last_max", n_min: int | None = None, n_max: int | None = None
+    ) -> Slope | None:
         """:func:`fit_slope` of a statistic at the last layer (None if it cannot be fitted)."""
         try:
             return fit_slope(self.lengths, self.series(name), n_min, n_max)
@@ -668,7 +671,16 @@ def _supplements(
 _REL_TOL = 1e-9
 
 
-def _check(bound, diffs, it, word_ids, var, alphabet, n) -> list[Violation]:
+def _check(
+    bound: CorrectedBound,
+    diffs: list[torch.Tensor],
+    it: torch.Tensor,
+    word_ids: np.ndarray,
+    var: torch.Tensor,
+    alphabet: Sequence[str],
+    n: int,
+) -> list[Violation]:
+    """The measured values above the bound (at most 5 per layer and batch), with their inputs."""
     out = []
     for k, d in enumerate(diffs):
         b_other, b_flip = bound.other[k], bound.flipped[k]

@@ -43,6 +43,7 @@ class SOp:
     """Base class of every sequence operation; arithmetic builds :class:`Linear` forms."""
 
     label: str
+    uid: int  # set once at construction; SOp is not a dataclass, so this is not a field
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "uid", next(_ids))
@@ -72,7 +73,7 @@ class SOp:
         return as_linear(self).scaled(-1.0)
 
     def __hash__(self) -> int:
-        return self.uid  # type: ignore[attr-defined]
+        return self.uid
 
     def __eq__(self, other: object) -> bool:
         return self is other
@@ -211,9 +212,9 @@ class Program:
         seen: set[int] = set()
 
         def visit(x: SOp) -> None:
-            if x.uid in seen:  # type: ignore[attr-defined]
+            if x.uid in seen:
                 return
-            seen.add(x.uid)  # type: ignore[attr-defined]
+            seen.add(x.uid)
             for d in dependencies(x):
                 visit(d)
             order.append(x)

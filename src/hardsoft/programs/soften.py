@@ -31,7 +31,7 @@ import torch
 
 from hardsoft.errors import HardsoftError
 from hardsoft.model.features import parse_feature
-from hardsoft.model.spec import ModelSpec, eval_tau
+from hardsoft.model.spec import ModelSpec, Weighting, eval_tau
 from hardsoft.model.transformer import Transformer
 
 DEFAULT_EPS = 0.25
@@ -120,7 +120,9 @@ def soften(model: Transformer, tau: str) -> Transformer:
     layers = tuple(
         dataclasses.replace(
             layer,
-            heads=tuple(dataclasses.replace(h, weighting="softmax", tau=tau) for h in layer.heads),
+            heads=tuple(
+                dataclasses.replace(h, weighting=Weighting.SOFTMAX, tau=tau) for h in layer.heads
+            ),
         )
         for layer in spec.layers
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -205,7 +206,7 @@ def check_tieless(
 
 def sample_words(
     language_name: str | None,
-    alphabet,
+    alphabet: Sequence[str],
     n: int,
     count: int,
     seed: int,
