@@ -115,3 +115,34 @@ def test_process_encode_names_the_bad_symbol() -> None:
             proc.encode([f"(){odd})"])
     with pytest.raises(HardsoftError, match="equal length"):
         proc.encode(["()", "(())"])
+
+
+def test_restrict_cli_takes_the_declared_targets(tmp_path: pathlib.Path) -> None:
+    import json
+
+    import torch
+    from typer.testing import CliRunner
+
+    from hardsoft.cli import app
+    from hardsoft.model import random_model, save_model
+
+    path = tmp_path / "m.safetensors"
+    model = random_model(
+        weighting="rightmost",
+        alphabet="()[]{}",
+        layers=1,
+        heads=1,
+        d_model=8,
+        seed=0,
+        dtype=torch.float64,
+    )
+    save_model(model, path)
+    runner = CliRunner()
+    res = runner.invoke(app, ["restrict", str(path), "--n", "20", "--language", "dyck3", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["language"] == "dyck3" and out["restriction"].startswith("((((")
+    assert out["witness"]["verified"] is True
+    res = runner.invoke(app, ["restrict", str(path), "--n", "20", "--language", "majority"])
+    assert isinstance(res.exception, HardsoftError)  # main() prints it as one line, exit 2
+    assert "unknown target 'majority'" in str(res.exception)
