@@ -119,11 +119,14 @@ def _compiled_family(
     return compiled, None
 
 
-def _row(name: str, rep: SensitivityReport, fit_from: int, random: bool) -> tuple[list, dict]:
-    """One table row and the metrics of one measured model (slopes fitted on n >= fit_from)."""
+def _row(
+    name: str, rep: SensitivityReport, fit_from: int, fit_min: int, random: bool
+) -> tuple[list, dict]:
+    """One table row and the metrics of one measured model: influence slopes fitted on
+    n >= ``fit_from``, the supplement's slope on n >= ``fit_min``."""
     s, lo, hi = _fit_text(rep, "last_max", fit_from)
     ms, _, _ = _fit_text(rep, "last_mean", fit_from)
-    ss, slo, shi = _fit_text(rep, "supp_last_max", fit_from)
+    ss, slo, shi = _fit_text(rep, "supp_last_max", fit_min)
     bounds = rep.bound_series()
     ratio = (
         max(m / b for m, b in zip(rep.series("last_max"), bounds) if b is not None)
@@ -183,7 +186,8 @@ def run(ctx: Context) -> Result:
     randoms = {**reports, **small}
     for name, rep in {**randoms, **compiled}.items():
         random = name in randoms
-        row, metrics[name] = _row(name, rep, fit_min if random else c_lengths[0], random)
+        fit_from = fit_min if random else c_lengths[0]
+        row, metrics[name] = _row(name, rep, fit_from, fit_min, random)
         rows.append(row)
     violations = sum(len(rep.violations) for rep in {**randoms, **compiled}.values())
     table = Table(
