@@ -32,6 +32,7 @@ _COMMAND_MODULES = (
     "sensitivity_cmds",
     "learn_cmds",
     "reproduce_cmd",
+    "export_cmds",
 )
 
 

@@ -112,8 +112,8 @@ def _table_rows(
 
 
 def _finish_figure(ctx: Context, fig: Figure, ax_p: Axes, ax_d: Axes) -> None:
-    ax_p.set_title("PARITY automaton (Hahn §6)")
-    ax_d.set_title("2DYCK PCFG (Hahn §6), even n")
+    ax_p.set_title("PARITY automaton (Hahn 2020, §6)")
+    ax_d.set_title("2DYCK PCFG (Hahn 2020, §6), even n")
     for ax in (ax_p, ax_d):
         ax.set_xlabel("prefix length n (log scale)")
         ax.set_ylabel("next-symbol cross-entropy (nats)")
@@ -126,7 +126,7 @@ def _finish_figure(ctx: Context, fig: Figure, ax_p: Axes, ax_d: Axes) -> None:
 
 @register(
     "hahn-processes",
-    title="Hahn §6: optimal vs unigram-chance cross-entropy of the PARITY and 2DYCK processes",
+    title="Hahn (2020) §6: optimal vs unigram-chance cross-entropy of PARITY and 2DYCK processes",
     version="2",
     order=20,
     seed_ref="Hahn (2020) §6, Theorem 6",

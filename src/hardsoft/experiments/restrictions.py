@@ -1,4 +1,4 @@
-"""Hahn's hard-attention limit, constructively (Hahn 2020 §5; Hahn 2020, supplement S1).
+"""Hahn's hard-attention limit, constructively (Hahn (2020) §5, supplement S1).
 
 For seeded random unique-hard-attention models the restriction engine builds a restriction
 layer by layer (Depth Reduction Lemma), certifies the output's dependency set by exact analysis
@@ -276,7 +276,7 @@ def _lookup_rows(lengths: list[int]) -> list[list]:
     title="Hard attention: restrictions, certified dependency sets and witnesses",
     version="4",
     order=40,
-    seed_ref="Hahn (2020) §5 (Theorem 1, Corollary 2, Lemma 4); Hahn (2020), supplement S1",
+    seed_ref="Hahn (2020) §5 (Theorem 1, Corollary 2, Lemma 4); supplement S1",
 )
 @torch.no_grad()
 def run(ctx: Context) -> Result:

@@ -1,8 +1,8 @@
 """Sanity: hard and soft attention side by side; softmax_τ → hardmax as τ shrinks.
 
 Panel (a): for random score rows of length n, the L1 distance between softmax(s/τ) and the
-one-hot of the unique maximum, against τ, with the gap bound 2(m−1)e^{−γ/τ} (a unique maximum
-with gap γ over m allowed positions keeps all but (m−1)e^{−γ/τ} of the mass).
+one-hot of the unique maximum, against τ, with the gap bound 2(m−1)e^{−γ/τ} (Yang et al. (2026)
+§3.2, Lemma 6).
 Panel (b): a random 2-layer rightmost-hard model and the same weights with softmax_τ heads:
 the largest output difference over a batch of inputs, against τ.
 """
@@ -107,8 +107,7 @@ def _panel_model(ax: Axes, rng: np.random.Generator, seed: int, taus: np.ndarray
     title="Sanity: softmax with temperature τ converges to hardmax",
     version="2",
     order=10,
-    seed_ref="Hahn (2020) §3 (hard and soft attention); the softmax gap bound of Yang, Strobl, "
-    "Chiang & Angluin (TACL 2026)",
+    seed_ref="Yang et al. (2026) §3.2 (Lemmas 6–7)",
 )
 @torch.no_grad()
 def run(ctx: Context) -> Result:

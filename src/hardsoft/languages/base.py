@@ -76,7 +76,7 @@ class Language(ABC):
     # What the rest of the toolkit may do with a language, declared here and overridden by the
     # classes that can do more (never guessed from names).
 
-    #: A target of the restriction engine (``hardsoft restrict``): Hahn 2020 §5, Corollary 2.
+    #: A target of the restriction engine (``hardsoft restrict``): Hahn (2020) §5, Corollary 2.
     restriction_target: bool = False
     #: The witness's reason when :meth:`witness_word` finds no completion.
     no_completion_reason: str = "no word compatible with the restriction was found"

@@ -49,16 +49,16 @@ class Dyck(Language):
 
     @property
     def process_name(self) -> str | None:
-        """Hahn's 2DYCK PCFG generates DYCK-2 (Hahn 2020 §6)."""
+        """Hahn's 2DYCK PCFG generates DYCK-2 (Hahn (2020) §6)."""
         return "dyck2-process" if self.k == 2 else None
 
     def restriction_alphabet(self) -> tuple[str, ...]:
-        """DYCK-k restricted to its first bracket pair is DYCK-1 (Hahn 2020 §5, Corollary 2), so
+        """DYCK-k restricted to its first bracket pair is DYCK-1 (Hahn (2020) §5, Corollary 2), so
         free positions range over ``(`` and ``)`` only."""
         return self.alphabet[:2]
 
     def initial_fixes(self, n: int) -> dict[int, str]:
-        """The first and last ⌊0.2 n⌋ positions fixed to ``(`` and ``)`` (Hahn 2020 §5, proof
+        """The first and last ⌊0.2 n⌋ positions fixed to ``(`` and ``)`` (Hahn (2020) §5, proof
         of Corollary 2): every completion keeps a deep enough nesting for the lemma."""
         m = int(math.floor(DYCK_FIX_FRACTION * n))
         fix = {i: self.alphabet[0] for i in range(m)}
@@ -227,7 +227,7 @@ def _greedy_shape(
 
 def complete_dyck(symbols: Sequence[str | None], alphabet: tuple[str, ...]) -> str | None:
     """A word in DYCK-k compatible with the fixed ``symbols`` (None: free), or None if none was
-    found (the restriction engine's witness for DYCK: Hahn 2020 §5, Corollary 2).
+    found (the restriction engine's witness for DYCK: Hahn (2020) §5, Corollary 2).
 
     For one bracket type the greedy shape (openers as early as possible) is complete. For more
     types, fixed middle symbols are first paired with an adjacent free position (a

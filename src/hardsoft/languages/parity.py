@@ -1,7 +1,7 @@
 """PARITY over {0, 1}, in both conventions.
 
 - ``parity-even``: words with an even number of 1s (Hahn 2020's PARITY; the empty word is in).
-- ``parity-odd``: words with an odd number of 1s (Yang, Strobl, Chiang & Angluin's convention).
+- ``parity-odd``: words with an odd number of 1s (the convention of Yang et al. (2026) §1).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class Parity(Language):
         self.odd = odd
         self.name = "parity-odd" if odd else "parity-even"
         self.description = (
-            "odd number of 1s (Yang et al. (2026) convention)"
+            "odd number of 1s (the convention of Yang et al. 2026)"
             if odd
             else "even number of 1s (Hahn's PARITY; the empty word is in)"
         )
@@ -31,7 +31,7 @@ class Parity(Language):
 
     @property
     def process_name(self) -> str | None:
-        """Hahn's PARITY automaton ends only after an even number of 1s (Hahn 2020 §6)."""
+        """Hahn's PARITY automaton ends only after an even number of 1s (Hahn (2020) §6)."""
         return None if self.odd else "parity-process"
 
     def witness_flip(self, symbol: str, alphabet: Sequence[str], rng: np.random.Generator) -> str:

@@ -3,13 +3,13 @@
 At a fixed restriction ρ every activation ``x_j^(k)`` (the residual vector after layer k at
 position j) is a function of the free positions in a *dependency set* ``D_j^(k)``. The analysis
 represents it by ``D_j^(k)`` and the finite table of its values over the ``|Σ|^|D|``
-assignments of that set (seed 001, Definition 3: a c-transformer).
+assignments of that set (Hahn (2020) §5, Definition 3: a c-transformer).
 
-Attention (seed 000, Definition 7 and Figure 3). For a head at query position i and a value z of
-its query activation, each allowed key position j has a *maximum* and a *minimum* attainable
-score over j's own possible values. Scores are compared as the pair (score, tie key) — the tie
-key is j for ``rightmost`` and n-1-j for ``leftmost`` — so the order is total. The *floor* is
-the candidate with the largest minimum; a candidate whose maximum is below the floor's minimum
+Attention (Hahn (2020), supplement S1, Definition 7 and Figure 3). For a head at query position i
+and a value z of its query activation, each allowed key position j has a *maximum* and a *minimum*
+attainable score over j's own possible values. Scores are compared as the pair (score, tie key) —
+the tie key is j for ``rightmost`` and n-1-j for ``leftmost`` — so the order is total. The *floor*
+is the candidate with the largest minimum; a candidate whose maximum is below the floor's minimum
 can never be attended to, whatever the other free positions hold. The remaining candidates form
 ``A(z)``; since the attended position always lies in ``A(z)``, it is a function of the scores in
 ``A(z)`` alone, and the head's output at i depends only on ``D_i ∪ ⋃_z ⋃_{j∈A(z)} D_j``. This is

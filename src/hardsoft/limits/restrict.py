@@ -79,7 +79,7 @@ def initial_restriction(
     n: int, language: Language | None, alphabet: tuple[str, ...]
 ) -> Restriction:
     """All free over ``alphabet``, except the positions the language fixes at the start
-    (``Language.initial_fixes``: for DYCK the first and last ⌊0.2 n⌋ positions, Hahn 2020 §5,
+    (``Language.initial_fixes``: for DYCK the first and last ⌊0.2 n⌋ positions, Hahn (2020) §5,
     proof of Corollary 2)."""
     rho = Restriction.free(n, alphabet)
     return rho.fix(language.initial_fixes(n)) if language is not None else rho

@@ -1,4 +1,4 @@
-"""The transformer of the seeds (MATH.md §1) as one readable ``nn.Module``.
+"""The transformer of Hahn (2020) §3 and Yang et al. (2026) §3.1 as one readable ``nn.Module``.
 
     x_i^(0) = W_E[w_i] + PE(i, n) · W_pos
     layer:   h = x + Σ_heads Att_h(x) · W_O,      x' = h + ReLU(h W_in + b_in) W_out + b_out
@@ -31,7 +31,7 @@ from hardsoft.model.spec import (
     eval_tau,
 )
 
-# The acceptance rule (Hahn 2020 §3): a word is accepted iff output coordinate 0 at the last
+# The acceptance rule (Hahn (2020) §3): a word is accepted iff output coordinate 0 at the last
 # position exceeds this threshold.
 ACCEPT_THRESHOLD = 0.5
 
@@ -119,6 +119,9 @@ class Head(nn.Module):
         self.W_K = nn.Parameter(torch.zeros(d_model, spec.d_head))
         self.W_V = nn.Parameter(torch.zeros(d_model, spec.value_dim))
         self.W_O = nn.Parameter(torch.zeros(spec.value_dim, d_model))
+        # identity hook point (TransformerLens's name) on the materialised pattern [B, n, n]:
+        # a submodule, so nnsight and forward hooks can read and patch it (trace=True path)
+        self.hook_pattern = nn.Identity()
 
     def score_scale(self, n: int) -> float:
         """The factor on ``q·k``: 1/sqrt(d_head) if scaled, and 1/τ(n) for softmax."""
@@ -206,6 +209,9 @@ class Head(nn.Module):
                 scale,
                 return_weights=trace is not None,
             )
+            if weights is not None:
+                weights = self.hook_pattern(weights)
+                mixed = weights @ v
         out = self.result(mixed)
         if trace is not None:
             trace[f"{prefix}.q"], trace[f"{prefix}.k"], trace[f"{prefix}.v"] = q, k, v

@@ -1,4 +1,5 @@
-"""Average-hard → softmax with temperature τ(n) (seed 003 Theorem 26), with a certificate.
+"""Average-hard → softmax with temperature τ(n) (Yang, Strobl, Chiang & Angluin (TACL 2026)
+Theorem 26), with a certificate.
 
 The softmax transformer has *the same weights*; only every head's weighting becomes softmax
 with the temperature ``τ(n)`` of :func:`certified_tau`. The bound (derived in docs/programs.md)
@@ -145,7 +146,7 @@ def certificate(
     """Theorem 26's certificate: γ(n), the bound's constants, τ(n) and ε (with values at ``ns``)."""
     tau, k = certified_tau(model, gap, eps)
     return {
-        "theorem": "seed 003 Theorem 26 (uniform-tieless AHAT -> softmax with temperature)",
+        "theorem": "Yang et al. (2026) Theorem 26 (uniform-tieless AHAT -> softmax, temperature)",
         "gap": gap,
         "tau": tau,
         "eps": eps,
