@@ -637,7 +637,7 @@ def output_table(
     uniq, inv = _dedupe(y)
     dep, table = _prune(X.dep(j), inv[X.table(j)].astype(np.int64), X.S)
     rows = uniq[torch.from_numpy(table)].cpu().numpy()
-    return dep, rows, model.accepts(rows)
+    return dep, rows, model.accepts(torch.from_numpy(rows)).numpy()
 
 
 def analyse(

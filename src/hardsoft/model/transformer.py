@@ -2,7 +2,7 @@
 
     x_i^(0) = W_E[w_i] + PE(i, n) · W_pos
     layer:   h = x + Σ_heads Att_h(x) · W_O,      x' = h + ReLU(h W_in + b_in) W_out + b_out
-    output:  y = x^(L) W_U + b_U;   accept = y_n[0] > 1/2
+    output:  y = x^(L) W_U + b_U;   accept = y_n[0] > 1/2 (or the model's declared readout)
 
 Weight names and shapes are explicit (TransformerLens-style), and ``trace=True`` returns every
 activation and every head's attention weights under stable names (see :class:`ModelOutput`).
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast, overload
+from typing import Generic, TypeVar, cast, overload
 
 import numpy as np
 import torch
@@ -22,6 +22,7 @@ from torch import nn
 from hardsoft.errors import HardsoftError
 from hardsoft.model.attention import attend, attend_chunked, weights_from_scores
 from hardsoft.model.features import feature_matrix
+from hardsoft.model.readout import acceptance_of
 from hardsoft.model.spec import (
     HeadSpec,
     LayerNormPlacement,
@@ -30,10 +31,6 @@ from hardsoft.model.spec import (
     ModelSpec,
     eval_tau,
 )
-
-# The acceptance rule (Hahn (2020) §3): a word is accepted iff output coordinate 0 at the last
-# position exceeds this threshold.
-ACCEPT_THRESHOLD = 0.5
 
 _M = TypeVar("_M", bound=nn.Module)
 
@@ -75,8 +72,9 @@ def auto_chunk(weighting: str, n: int) -> int | None:
 
 @dataclass
 class ModelOutput:
-    """``outputs``: ``[B, n, d_out]``; ``accept``: ``[B]`` bool (coordinate 0 at the last
-    position > 1/2); ``trace``: name -> tensor when requested. Trace names::
+    """``outputs``: ``[B, n, d_out]``; ``accept``: ``[B]`` bool (the model's acceptance
+    readout at the last position, by default coordinate 0 > 1/2: see
+    :mod:`hardsoft.model.readout`); ``trace``: name -> tensor when requested. Trace names::
 
         embed.tokens, embed.positions, resid.0            [B, n, d]  the input layer
         blocks.L.attn.H.q / .k / .v                        [B, n, d_head]
@@ -362,11 +360,11 @@ class Transformer(nn.Module):
             x = self.ln_final(x)
         return x @ self.W_U + self.b_U
 
-    @staticmethod
-    def accepts(outputs: Any) -> Any:
-        """The acceptance rule on outputs ``[..., d_out]`` read at the last position (a tensor
-        or a numpy array): coordinate 0 > 1/2."""
-        return outputs[..., 0] > ACCEPT_THRESHOLD
+    def accepts(self, outputs: torch.Tensor) -> torch.Tensor:
+        """The acceptance bit of outputs ``[..., d_out]`` read at the last position, by the
+        model's declared readout (:func:`hardsoft.model.readout.acceptance_of`: coordinate 0
+        > 1/2 by default, Hahn (2020) §3)."""
+        return acceptance_of(self).accept(outputs)
 
     def forward(
         self, tokens: torch.Tensor, *, trace: bool = False, chunk_size: int | str | None = "auto"
