@@ -52,6 +52,13 @@ def test_unknown_processes_are_one_line_errors(name: str, message: str) -> None:
         get_process(name)
 
 
+def test_training_names_unknown_languages() -> None:
+    with pytest.raises(HardsoftError, match="unknown language 'dyck9' for training"):
+        learn_process("dyck9")
+    with pytest.raises(HardsoftError, match="1/2"):  # a bad p is not an unknown language
+        learn_process("dyck2", 0.7)
+
+
 def test_process_names_and_is_process() -> None:
     assert process_names() == ["parity-process", "dyck2-process"]
     assert is_process("dyck-process") and is_process("parity-process")

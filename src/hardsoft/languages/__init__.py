@@ -50,6 +50,7 @@ __all__ = [
     "flipflop_state",
     "get_language",
     "get_process",
+    "has_process",
     "is_process",
     "khop_targets",
     "language_names",
@@ -122,6 +123,15 @@ def is_process(name: str) -> bool:
     """Whether ``name`` names a process (not a language that has one)."""
     key = name.strip().lower()
     return key in _PROCESSES or key in _PROCESS_ALIASES
+
+
+def has_process(name: str) -> bool:
+    """Whether :func:`get_process` knows ``name`` (a process, or a language declaring one)."""
+    key = name.strip().lower()
+    if is_process(key):
+        return True
+    lang = _find_language(key)
+    return lang is not None and lang.process_name is not None
 
 
 def get_process(name: str, p: float | None = None) -> HahnProcess:

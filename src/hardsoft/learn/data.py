@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from hardsoft.errors import HardsoftError
 from hardsoft.languages import get_process as _registry_process
+from hardsoft.languages import has_process
 from hardsoft.languages.distributions import HahnProcess
 
 # The names `hardsoft train --language` documents: Hahn's §6 processes by the language they
@@ -24,7 +26,11 @@ LANGUAGES = ("parity", "dyck2")
 def get_process(language: str, p: float | None = None) -> HahnProcess:
     """Hahn's PARITY automaton (``parity``) or 2DYCK PCFG (``dyck2``) with parameter ``p``
     (defaults: the process's ``default_p``, 0.5 and 0.3), from the one registry
-    :func:`hardsoft.languages.get_process`."""
+    :func:`hardsoft.languages.get_process` (which also takes the process names)."""
+    if not has_process(language):
+        raise HardsoftError(
+            f"unknown language {language!r} for training (one of {', '.join(LANGUAGES)})"
+        )
     return _registry_process(language, p)
 
 
