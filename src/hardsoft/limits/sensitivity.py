@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from hardsoft.errors import HardsoftError
+from hardsoft.limits.variants import LONG_N, VariantRunner, full_residuals
 from hardsoft.model import Transformer, parse_feature
 from hardsoft.model.transformer import Head
 
@@ -490,13 +491,7 @@ class SensitivityReport:
 
 def _residuals(model: Transformer, ids: torch.Tensor, chunk: int) -> list[torch.Tensor]:
     """The residual stream after k = 0..L layers, through the model's own modules."""
-    n = ids.shape[1]
-    x = model.embed(ids)
-    out = [x]
-    for block in model.blocks:
-        x = block(x, chunk_size=chunk if n > chunk else None)
-        out.append(x)
-    return out
+    return full_residuals(model, ids, chunk)
 
 
 def _supplement(head: Head, u0: torch.Tensor, uv: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -533,6 +528,7 @@ class _Plan:
     fractions: np.ndarray
     supp_fractions: np.ndarray
     words: WordSampler | None
+    long_n: int = LONG_N
 
 
 @torch.no_grad()
@@ -550,6 +546,7 @@ def measure_sensitivity(
     check_bound: bool = True,
     words: WordSampler | None = None,
     progress: Callable[[int], None] | None = None,
+    long_n: int = LONG_N,
 ) -> SensitivityReport:
     """Measure Lemma 5's quantities on ``model`` (a float64 copy) for each length in ``lengths``.
 
@@ -559,7 +556,13 @@ def measure_sensitivity(
     variants. The supplement's term is computed at the last position and at
     ``supplement_rows`` other query positions (fixed fractions of n). ``progress(n)`` is called
     after each length. Every value is checked against :func:`corrected_bound` when the model is
-    covered by it (``check_bound``)."""
+    covered by it (``check_bound``).
+
+    From ``n >= long_n`` the variants are computed incrementally
+    (:class:`hardsoft.limits.variants.VariantRunner`: first-layer softmax rows updated for the
+    one changed key, O(n·d) per variant) and the last layer only at the last position, the
+    supplement's rows and the flipped positions; its other positions are not measured there
+    (``other_max``/``other_mean`` of the last layer are NaN, null in JSON)."""
     lengths = [int(n) for n in lengths]
     if not lengths or any(n < 2 for n in lengths):
         raise HardsoftError("lengths must be integers >= 2 (a flip needs a position i < n)")
@@ -573,7 +576,14 @@ def measure_sensitivity(
     constants = lemma5_constants(m)
     supp_fractions = np.random.default_rng([seed, 7]).random(max(0, supplement_rows))
     plan = _Plan(
-        samples, batch, chunk_size, seed, _flip_fractions(flips, seed), supp_fractions, words
+        samples,
+        batch,
+        chunk_size,
+        seed,
+        _flip_fractions(flips, seed),
+        supp_fractions,
+        words,
+        long_n,
     )
     stats, bounds, published, violations = [], [], [], []
     for n in lengths:
@@ -593,6 +603,10 @@ def measure_sensitivity(
         "dtype": "float64",
         "inputs": "uniform random symbols" if words is None else "custom sampler",
         "supplement_rows": supplement_rows,
+        "last_layer_rows": (
+            f"all below n = {long_n}; from n = {long_n} the last position, the supplement rows "
+            "and the flipped positions (other positions of the last layer are not measured)"
+        ),
         "weight_scale": model.meta.get("weight_scale") if isinstance(model.meta, dict) else None,
     }
     return SensitivityReport(
@@ -632,9 +646,11 @@ def _measure_length(
     rows_t = torch.as_tensor(rows, device=dev)
     acc = _Accumulator(len(m.blocks))
     violations: list[Violation] = []
+    last_rows = torch.as_tensor(np.union1d(rows, pos), device=dev)
     for s in range(plan.samples):
         word = torch.as_tensor(base[s], device=dev)[None]
-        ref = _residuals(m, word, plan.chunk_size)
+        runner = VariantRunner(m, word, last_rows, plan.chunk_size) if n >= plan.long_n else None
+        ref = runner.base if runner else _residuals(m, word, plan.chunk_size)
         for b0 in range(0, len(pos), plan.batch):
             idx = pos[b0 : b0 + plan.batch]
             shift = rng.integers(1, sigma, size=len(idx))
@@ -642,7 +658,7 @@ def _measure_length(
             b = torch.arange(len(idx), device=dev)
             it = torch.as_tensor(idx, device=dev)
             var[b, it] = (var[b, it] + torch.as_tensor(shift, device=dev)) % sigma
-            res = _residuals(m, var, plan.chunk_size)
+            res = runner.variants(var, it) if runner else _residuals(m, var, plan.chunk_size)
             diffs = [torch.linalg.vector_norm(r - r0, dim=-1) for r, r0 in zip(res, ref)]
             acc.add(diffs, _supplements(m, ref, res, rows_t), it, rows_t)
             if bound is not None:
@@ -735,7 +751,10 @@ class _Accumulator:
             self.last_sum[k] += float(d[:, -1].sum())
             self.flip_max[k] = max(self.flip_max[k], float(d[b, it].max()))
             other = torch.where(not_i, d, torch.zeros_like(d))
-            self.other_max[k] = max(self.other_max[k], float(other.max()))
+            if bool(other.isnan().any()):  # positions not computed (long n, last layer)
+                self.other_max[k] = math.nan
+            else:
+                self.other_max[k] = max(self.other_max[k], float(other.max()))
             self.other_sum[k] += float(other.sum())
         sel = not_i[:, rows]  # [B, R]: query rows that are not the flipped position
         for k, s in enumerate(supp, start=1):
