@@ -91,6 +91,13 @@ def sensitivity_cmd(
     fit_min: int = typer.Option(None, "--fit-min", help="Fit the slope on n >= this."),
     fit_max: int = typer.Option(None, "--fit-max", help="Fit the slope on n <= this."),
     batch: int = typer.Option(32, "--batch", min=1, help="Variants per forward pass."),
+    long_n: int = typer.Option(
+        8192,
+        "--long-n",
+        min=2,
+        help="From this n: first-layer rows updated per flip, last layer at the measured "
+        "positions only (docs/sensitivity.md, long inputs).",
+    ),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -108,7 +115,14 @@ def sensitivity_cmd(
     model = load_model(resolve_model_path(model_path), device=device)
     sampler = balanced_words(len(model.spec.alphabet)) if inputs == "balanced" else None
     report = measure_sensitivity(
-        model, ns, samples=samples, flips=flips, seed=seed, batch=batch, words=sampler
+        model,
+        ns,
+        samples=samples,
+        flips=flips,
+        seed=seed,
+        batch=batch,
+        words=sampler,
+        long_n=long_n,
     )
     data = report.to_dict(fit_min, fit_max)
     data["settings"]["inputs"] = inputs
