@@ -14,6 +14,7 @@ Exhaustive lengths run all ``|Σ|^n`` strings of a length in batched forward pas
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.model.transformer import Transformer
 
@@ -95,13 +97,20 @@ def check_model(
     ``first_mismatch`` (``{"word", "n", "position", "expected", "got", "output"}`` or None)
     and ``seconds``.
     """
-    if exhaustive_max_n < 0:
-        raise HardsoftError("--exhaustive-max-n must be >= 0")
-    if samples < 1 and random_n:
-        raise HardsoftError("--samples must be >= 1")
-    if any(n < 1 for n in random_n):
-        raise HardsoftError("random lengths must be >= 1")
+    exhaustive_max_n = validate.nonneg_int(exhaustive_max_n, "exhaustive_max_n")
+    random_n = [validate.positive_int(n, "random_n") for n in random_n]
+    if random_n:
+        samples = validate.positive_int(samples, "samples")
+    seed = validate.seed(seed)
+    max_exhaustive = validate.positive_int(max_exhaustive, "max_exhaustive")
     k = len(model.spec.alphabet)
+    per_symbol = 48 + 8 * model.spec.d_out  # ids, reference, predictions, outputs (bytes)
+    largest = [(samples, n) for n in random_n]
+    if exhaustive_max_n:
+        n = exhaustive_max_n
+        largest.append((min(max_exhaustive, k**n) if n * math.log2(k) < 64 else max_exhaustive, n))
+    for count, n in largest:
+        memory.require(count * n * per_symbol, f"checking {count} strings of length {n}")
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     report: dict[str, Any] = {

@@ -18,10 +18,11 @@ from typing import Any
 import torch
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from hardsoft import __version__
+from hardsoft import __version__, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.experiments import Context, Experiment, all_experiments
 from hardsoft.report import ResultStore, write_report
+from hardsoft.report.store import store_lock
 
 
 def git_commit() -> str | None:
@@ -90,11 +91,26 @@ def reproduce(
     show_progress: bool = True,
 ) -> dict[str, Any]:
     """Run the experiments into ``out`` and rebuild ``out/index.html`` and ``out/report.md``."""
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise HardsoftError("--device cuda was requested but no CUDA device is available")
+    device = validate.device(device)
+    seed = validate.seed(seed)
     mode = "quick" if quick else "full"
-    out = Path(out)
+    out = validate.output_dir(out, "out")
     exps = select(only)
+    with store_lock(out):
+        return _reproduce_locked(out, exps, mode, quick, force, seed, device, show_progress)
+
+
+def _reproduce_locked(
+    out: Path,
+    exps: list[Experiment],
+    mode: str,
+    quick: bool,
+    force: bool,
+    seed: int,
+    device: str,
+    show_progress: bool,
+) -> dict[str, Any]:
+    """:func:`reproduce` once the run folder's lock is held."""
     store = ResultStore(out / "results.sqlite")
     ctx = Context(quick=quick, figures_dir=out / "figures", seed=seed, device=device)
     ran, skipped, failed = [], [], []
@@ -110,7 +126,9 @@ def reproduce(
             task = progress.add_task("reproduce", total=len(exps))
             for exp in exps:
                 progress.update(task, description=f"{exp.name}")
-                if not force and store.is_current(exp.name, mode, exp.version, __version__):
+                if not force and store.is_current(
+                    exp.name, mode, exp.version, __version__, seed=seed, device=device
+                ):
                     skipped.append(exp.name)
                     progress.advance(task)
                     continue

@@ -6,30 +6,42 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
 from hardsoft.cli import app
-from hardsoft.cli.common import console, err_console, parse_int_list, print_json
+from hardsoft.cli.common import (
+    chunk_arg,
+    chunk_size_option,
+    console,
+    device_option,
+    err_console,
+    int_option,
+    parse_int_list,
+    path_argument,
+    print_json,
+    seed_option,
+)
 from hardsoft.errors import HardsoftError
 
 
 @app.command("check")
 def check_cmd(
-    model_path: Path = typer.Argument(..., metavar="MODEL", help="A .safetensors model file."),
-    formula: str = typer.Option(None, "--formula", "-f", help="Compare with this formula."),
+    model_path: Path = path_argument("MODEL", "A .safetensors model file."),
+    formula: str = typer.Option(
+        None, "--formula", "-f", help="Compare with this formula, or a named one (@NAME)."
+    ),
     language: str = typer.Option(
         None, "--language", "-l", help="Compare with this language's prefix oracle (or task)."
     ),
-    exhaustive_max_n: int = typer.Option(
-        12, "--exhaustive-max-n", help="Check every string up to this length."
+    exhaustive_max_n: int = int_option(
+        12, "--exhaustive-max-n", lo=0, help="Check every string up to this length."
     ),
     random_n: str = typer.Option(
         "100,1000,10000", "--random-n", help="Comma-separated lengths of random strings."
     ),
-    samples: int = typer.Option(200, "--samples", help="Random strings per random length."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random strings."),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
-    chunk_size: int = typer.Option(None, "--chunk-size", help="Stream attention in blocks."),
+    samples: int = int_option(200, "--samples", lo=1, help="Random strings per random length."),
+    seed: int = seed_option(help="Seed of the random strings (0 <= seed < 2^64)."),
+    device: str = device_option(),
+    chunk_size: int = chunk_size_option(),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Check MODEL at every position of every string up to --exhaustive-max-n and of
@@ -40,19 +52,21 @@ def check_cmd(
 
     if (formula is None) == (language is None):
         raise HardsoftError("give exactly one of --formula and --language")
-    lengths = parse_int_list(random_n, "--random-n") if random_n.strip() else []
-    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
-        raise HardsoftError(f"unknown device {device!r} (cpu or cuda)")
+    lengths = parse_int_list(random_n, "--random-n", lo=1) if random_n.strip() else []
     model = load_model(model_path, device=device)
     options = dict(
         exhaustive_max_n=exhaustive_max_n,
         random_n=lengths,
         samples=samples,
         seed=seed,
-        chunk_size=chunk_size,
+        chunk_size=chunk_arg(chunk_size),
         progress=None if as_json else (lambda msg: err_console.print(msg)),
     )
     if formula is not None:
+        if formula.startswith("@"):
+            from hardsoft.logic.library import get_formula
+
+            formula = get_formula(formula[1:]).text
         report = check_formula(model, formula, **options)
         report["reference"] = {"formula": formula}
     else:
@@ -71,10 +85,8 @@ def check_cmd(
             fm = report["first_mismatch"]
             word = fm["word"] if len(fm["word"]) <= 80 else fm["word"][:77] + "..."
             console.print(
-                escape(
-                    f"first mismatch: {word!r} (n = {fm['n']}) at position {fm['position']}: "
-                    f"expected {fm['expected']}, got {fm['got']} (output {fm['output']:.6g})"
-                )
+                f"first mismatch: {word!r} (n = {fm['n']}) at position {fm['position']}: "
+                f"expected {fm['expected']}, got {fm['got']} (output {fm['output']:.6g})"
             )
     if report["mismatches"]:
         raise typer.Exit(1)

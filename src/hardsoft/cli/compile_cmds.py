@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
+from hardsoft import validate
 from hardsoft.cli import app
-from hardsoft.cli.common import console, print_json
+from hardsoft.cli.common import console, int_option, output_file_option, print_json
 from hardsoft.errors import HardsoftError
 
 
@@ -20,17 +20,17 @@ def _resolve_formula(text: str, alphabet: str | None) -> tuple[str, str]:
     name = text[1:] if text.startswith("@") else text
     if name in FORMULAS:
         entry = FORMULAS[name]
-        return entry.text, alphabet or entry.alphabet
+        return entry.text, "".join(validate.alphabet(alphabet or entry.alphabet, "--alphabet"))
     if text.startswith("@"):
         raise HardsoftError(f"unknown named formula {name!r} (known: {', '.join(FORMULAS)})")
     if not alphabet:
         raise HardsoftError("give the alphabet with --alphabet (e.g. --alphabet 01)")
-    return text, alphabet
+    return text, "".join(validate.alphabet(alphabet, "--alphabet"))
 
 
 def print_certificate(cert: dict) -> None:
     """A human-readable summary of a certificate."""
-    console.print(escape(f"formula    {cert['formula']}   ({cert['fragment']})"))
+    console.print(f"formula    {cert['formula']}   ({cert['fragment']})")
     console.print(
         f"target     {cert['target']}{' (causal: future masks only)' if cert['causal'] else ''}"
         f"   masks: {', '.join(cert['masks']) or '-'}"
@@ -43,7 +43,7 @@ def print_certificate(cert: dict) -> None:
     feats = ", ".join(
         f"{f['name']}{'' if f['bounded'] else ' (unbounded)'}" for f in cert["position_features"]
     )
-    console.print(escape(f"features   {feats}"))
+    console.print(f"features   {feats}")
     if cert["tau"]:
         for t in cert["tau"]:
             console.print(
@@ -65,8 +65,8 @@ def compile_cmd(
     alphabet: str = typer.Option(None, "--alphabet", "-a", help="The input alphabet, e.g. 01."),
     target: str = typer.Option("hard", "--target", "-t", help="hard | soft-temperature | soft-pe."),
     causal: bool = typer.Option(False, "--causal", help="Future masks only (past fragment)."),
-    out: Path = typer.Option(None, "-o", "--out", help="Write the model (.safetensors)."),
-    n: int = typer.Option(1000, "--n", help="Length at which to evaluate tau(n) and bounds."),
+    out: Path = output_file_option(required=False, help="Write the model (.safetensors)."),
+    n: int = int_option(1000, "--n", lo=1, help="Length at which to evaluate tau(n) and bounds."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Compile FORMULA into a transformer whose output is the formula's value (exactly 0/1) at
@@ -74,8 +74,6 @@ def compile_cmd(
     from hardsoft.compile import compile_formula
     from hardsoft.model import save_model
 
-    if n < 1:
-        raise HardsoftError("--n must be >= 1")
     text, alpha = _resolve_formula(formula, alphabet)
     model = compile_formula(text, alpha, target=target, causal=causal, n=n)
     cert = model.meta["certificate"]

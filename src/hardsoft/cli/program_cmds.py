@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from hardsoft.cli import app
-from hardsoft.cli.common import console, print_json
+from hardsoft.cli.common import console, float_option, int_option, output_file_option, print_json
 from hardsoft.errors import HardsoftError
 
 
@@ -18,14 +18,24 @@ def program_cmd(
     name: str = typer.Argument(
         ..., help="'list', or a program: induction-head, khop, flipflop, dyck."
     ),
-    k: int | None = typer.Option(
-        None, "--k", help="khop: the number of hops; dyck: the number of bracket types (1-3)."
+    k: int | None = int_option(
+        None, "--k", lo=1, help="khop: the number of hops; dyck: the number of bracket types (1-3)."
     ),
     target: str = typer.Option(
         "average-hard", "--target", help="average-hard (the AHAT) or soft-temperature."
     ),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write the model here."),
-    eps: float = typer.Option(0.25, "--eps", help="Target output error (< 1/2) of the bound."),
+    output: Path | None = output_file_option(
+        "-o", "--output", required=False, help="Write the model here."
+    ),
+    eps: float = float_option(
+        0.25,
+        "--eps",
+        lo=0.0,
+        hi=0.5,
+        lo_open=True,
+        hi_open=True,
+        help="Target output error (0 < eps < 1/2) of the bound.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Build a shipped AHAT program (or list them with NAME = list)."""

@@ -7,19 +7,27 @@ from pathlib import Path
 import typer
 
 from hardsoft.cli import app
-from hardsoft.cli.common import console, err_console, print_json
+from hardsoft.cli.common import (
+    console,
+    device_option,
+    err_console,
+    print_json,
+    seed_option,
+)
 
 
 @app.command("reproduce")
 def reproduce_cmd(
-    out: Path = typer.Option(Path("reports"), "--out", "-o", help="Run folder (store + report)."),
+    out: Path = typer.Option(
+        "reports", "--out", "-o", parser=str, help="Run folder (store + report; checked when used)."
+    ),
     quick: bool = typer.Option(True, "--quick/--full", help="Quick (CPU, minutes) or full."),
     only: str = typer.Option(None, "--only", help="Comma-separated experiment names."),
     force: bool = typer.Option(
         False, "--force", help="Rerun even if the stored result is current."
     ),
-    seed: int = typer.Option(0, "--seed"),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    seed: int = seed_option(),
+    device: str = device_option(),
     list_only: bool = typer.Option(False, "--list", help="List the experiments and exit."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -56,6 +64,6 @@ def reproduce_cmd(
             f"failed {len(summary['failed'])}; report: {summary['report']}"
         )
         for f in summary["failed"]:
-            err_console.print(f"[red]failed[/red] {f['name']}: {f['error']}")
+            err_console.print(f"failed {f['name']}: {f['error']}", style="red")
     if summary["failed"]:
         raise typer.Exit(1)

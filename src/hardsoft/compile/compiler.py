@@ -20,6 +20,7 @@ import itertools
 import time
 from dataclasses import dataclass
 
+from hardsoft import validate
 from hardsoft.compile import bounds as B
 from hardsoft.compile.certificate import build_certificate
 from hardsoft.compile.ir import (
@@ -545,9 +546,7 @@ def compile_formula(
     The certificate is ``model.meta["certificate"]`` (saved with the model).
     """
     started = time.perf_counter()
-    alpha = tuple(dict.fromkeys(alphabet))
-    if not alpha:
-        raise HardsoftError("the alphabet is empty")
+    alpha = validate.alphabet(alphabet)
     if target not in TARGETS:
         raise HardsoftError(f"unknown target {target!r} (one of {', '.join(TARGETS)})")
     if isinstance(formula, str):
