@@ -97,16 +97,14 @@ def alphabet(value: Any, name: str = "alphabet") -> tuple[str, ...]:
         except TypeError:
             raise HardsoftError(f"{name} must be a string of symbols, got {value!r}") from None
     if not symbols:
-        raise HardsoftError(f"{name}: the alphabet is empty")
+        raise HardsoftError(f"{name} is empty (the alphabet needs a symbol)")
     for a in symbols:
         if not isinstance(a, str) or len(a) != 1:
-            raise HardsoftError(f"{name}: alphabet symbols must be single characters, got {a!r}")
+            raise HardsoftError(f"{name}: symbols must be single characters, got {a!r}")
     seen: set[str] = set()
     for a in symbols:
         if a in seen:
-            raise HardsoftError(
-                f"{name}: the alphabet {''.join(symbols)!r} repeats the symbol {a!r}"
-            )
+            raise HardsoftError(f"{name} {''.join(symbols)!r} repeats the symbol {a!r}")
         seen.add(a)
     return symbols
 

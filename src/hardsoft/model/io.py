@@ -96,9 +96,9 @@ def read_metadata(path: str | Path) -> dict:
         raise HardsoftError(f"{str(path)!r} has corrupt hardsoft metadata ({exc})") from None
     for key, value in (("spec", spec), ("meta", meta)):
         if not isinstance(value, dict):
-            kind = "null" if value is None else type(value).__name__
+            kind = "null" if value is None else f"a {type(value).__name__}"
             raise HardsoftError(
-                f"{str(path)!r} has corrupt hardsoft metadata ({key} is a {kind}, not an object)"
+                f"{str(path)!r} has corrupt hardsoft metadata ({key} is {kind}, not an object)"
             )
     return {"format": md["format"], "spec": spec, "meta": meta}
 
