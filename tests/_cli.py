@@ -55,7 +55,10 @@ def _budget(seconds: float | None) -> Iterator[None]:
         raise BudgetExceeded
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # keep firing every 0.2 s after the budget: an exception raised while the interpreter runs
+    # a __del__ or a garbage-collection callback is swallowed ("Exception ignored"), so one
+    # alarm is not enough to stop a long command reliably
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.2)
     try:
         yield
     finally:

@@ -437,6 +437,8 @@ def test_compile_library_refuses_repeats_too() -> None:
         ["random-model", "-o", "{dir}/big.safetensors", "--heads", str(10**12)],
         ["random-model", "-o", "{dir}/big.safetensors", "--features", "learned:100000000"],
         ["sensitivity", "{soft}", "--lengths", "100000000"],
+        ["train", "-o", "{dir}/big-run", "--heads", str(2**63)],
+        ["train", "-o", "{dir}/big-run", "--max-n", str(10**7), "--steps", "1"],
         ["language", "sample", "parity-even", "--n", str(10**12)],
         ["language", "sample", "dyck2-process", "--n", "4", "--p", "0.3", "--min-length", "10**9"],
     ],
@@ -446,6 +448,7 @@ def test_sizes_that_cannot_fit_are_refused_before_allocation(files, command) -> 
     args = [str(10**9) if a == "10**9" else a for a in args]
     one_error_line(run_cli(*args), "needs about", "of memory")
     assert not (files["dir"] / "big.safetensors").exists()
+    assert not (files["dir"] / "big-run").exists()
 
 
 def test_a_one_megabyte_line_that_cannot_fit(files) -> None:

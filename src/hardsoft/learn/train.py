@@ -24,6 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from hardsoft import memory
 from hardsoft import validate as check
 from hardsoft.errors import HardsoftError
 from hardsoft.learn.data import get_process, sample_batch, training_length
@@ -136,6 +137,23 @@ def load_config(run_dir: Path) -> TrainConfig:
     return cfg
 
 
+def require_memory(cfg: TrainConfig, device: str = "cpu") -> None:
+    """Refuse a configuration whose parameters (with AdamW's two moments and the gradient) or
+    whose activations kept for the backward pass at the longest training length cannot fit,
+    before the model is built (float32; attention weights n² per head and layer)."""
+    a, n, b = cfg.arch, cfg.max_n, cfg.batch_size
+    d, d_ff = a.d_model, a.d_ff or 2 * a.d_model
+    if a.arch == "lstm":
+        params = 8 * a.layers * d * d + 8 * d
+        acts = b * n * a.layers * 10 * d
+    else:
+        d_head = max(1, d // a.heads)
+        params = a.layers * (4 * a.heads * d * d_head + 2 * d * d_ff + d_ff + 6 * d)
+        acts = b * a.layers * (n * (a.heads * (3 * d_head + d) + 2 * d_ff + 6 * d))
+        acts += b * a.layers * a.heads * n * n
+    memory.require(4 * (4 * params + 2 * acts), f"training with {params:,} parameters", device)
+
+
 def lr_at(cfg: TrainConfig, step: int) -> float:
     """Linear warmup for ``warmup`` steps, then constant or cosine decay to 10%."""
     if cfg.warmup and step < cfg.warmup:
@@ -244,6 +262,7 @@ def train(
     would; calling again resumes."""
     cfg.validate()
     device = check.device(device)
+    require_memory(cfg, device)
     run = check.output_dir(run_dir, "run folder")
     try:
         run.mkdir(parents=True, exist_ok=True)
