@@ -438,6 +438,7 @@ def test_compile_library_refuses_repeats_too() -> None:
         ["random-model", "-o", "{dir}/big.safetensors", "--features", "learned:100000000"],
         ["sensitivity", "{soft}", "--lengths", "100000000"],
         ["train", "-o", "{dir}/big-run", "--heads", str(2**63)],
+        ["restrict", "{hard}", "--n", str(10**9), "--language", "parity-even"],
         ["train", "-o", "{dir}/big-run", "--max-n", str(10**7), "--steps", "1"],
         ["language", "sample", "parity-even", "--n", str(10**12)],
         ["language", "sample", "dyck2-process", "--n", "4", "--p", "0.3", "--min-length", "10**9"],

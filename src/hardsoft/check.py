@@ -45,7 +45,7 @@ def model_outputs(
     ids: np.ndarray,
     *,
     batch_size: int = 256,
-    chunk_size: int | None = None,
+    chunk_size: int | str | None = None,
 ) -> np.ndarray:
     """The model's outputs ``[B, n, d_out]`` (numpy) on token ids ``[B, n]``, batched."""
     parts = []
@@ -69,10 +69,16 @@ def _predict(outputs: np.ndarray, binary: bool) -> tuple[np.ndarray, np.ndarray]
     return np.rint(value).astype(np.int64), value
 
 
-def _batch_size_for(model: Transformer, n: int) -> int:
-    """Keep a batch's activations around 2·10^7 numbers (and at least one string)."""
+def _batch_size_for(model: Transformer, n: int, chunk_size: int | str | None = None) -> int:
+    """Keep a batch's activations around 2·10^7 numbers (and at least one string), and its
+    estimated forward pass within half the available memory."""
     per = max(1, n * max(model.spec.d_model, 1) + n * n)
-    return int(max(1, min(4096, 20_000_000 // per)))
+    size = int(max(1, min(4096, 20_000_000 // per)))
+    one = memory.forward_bytes(model.spec, 1, n, model.W_E.element_size(), chunk_size)
+    available = memory.available_bytes(str(model.device))
+    if available is not None and one > 0:
+        size = max(1, min(size, int(available // 2 // one)))
+    return size
 
 
 def check_model(
@@ -85,7 +91,7 @@ def check_model(
     seed: int = 0,
     max_exhaustive: int = 1 << 16,
     sampler: Callable[[int, int, np.random.Generator], np.ndarray] | None = None,
-    chunk_size: int | None = None,
+    chunk_size: int | str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Compare ``model`` with ``reference`` at every position (see the module docstring).
@@ -109,8 +115,14 @@ def check_model(
     if exhaustive_max_n:
         n = exhaustive_max_n
         largest.append((min(max_exhaustive, k**n) if n * math.log2(k) < 64 else max_exhaustive, n))
+    itemsize = model.W_E.element_size()
     for count, n in largest:
         memory.require(count * n * per_symbol, f"checking {count} strings of length {n}")
+        memory.require(
+            memory.forward_bytes(model.spec, 1, n, itemsize, chunk_size),
+            f"a forward pass on 1 input(s) of length {n}",
+            str(model.device),
+        )
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     report: dict[str, Any] = {
@@ -152,7 +164,7 @@ def _check_batch(
     reference: Reference,
     ids: np.ndarray,
     report: dict[str, Any],
-    chunk_size: int | None,
+    chunk_size: int | str | None,
 ) -> None:
     n = ids.shape[1]
     ref = np.asarray(reference(ids))
@@ -160,7 +172,8 @@ def _check_batch(
         raise HardsoftError(f"reference has shape {ref.shape}, expected {ids.shape}")
     ref = ref.astype(np.int64)
     binary = bool(np.isin(ref, (-1, 0, 1)).all())
-    out = model_outputs(model, ids, batch_size=_batch_size_for(model, n), chunk_size=chunk_size)
+    batch = _batch_size_for(model, n, chunk_size)
+    out = model_outputs(model, ids, batch_size=batch, chunk_size=chunk_size)
     pred, value = _predict(out, binary)
     valid = ref >= 0
     wrong = (pred != ref) & valid

@@ -141,9 +141,9 @@ def evaluate_cmd(
             str(r.n), f"{r.model:.4f}", f"{r.optimal:.4f}", f"{r.unigram:.4f}", f"{r.gap:.4f}"
         )
     console.print(table)
-    if generalization:
-        g = result["generalization"]
+    if test is not None:
+        gen = g.to_dict()
         console.print(
-            f"per-token accuracy on lengths {g['lengths']}: {g['overall']:.3f} "
-            f"(positions beyond {g['train_max']}: {g['beyond']:.3f})"
+            f"per-token accuracy on lengths {gen['lengths']}: {gen['overall']:.3f} "
+            f"(positions beyond {gen['train_max']}: {gen['beyond']:.3f})"
         )

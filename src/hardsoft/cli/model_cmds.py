@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 import typer
@@ -68,7 +69,7 @@ def run_cmd(
     check_symbols(sourced, model.spec.alphabet)
     words = [w for w, _ in sourced]
     outputs = model.run_words(words, chunk_size=chunk_arg(chunk_size))
-    results = []
+    results: list[dict[str, Any]] = []
     for w, out in zip(words, outputs):
         values = [float(v) for v in out[:, 0]]
         results.append({"input": w, "outputs": values, "accept": bool(values and values[-1] > 0.5)})

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from hardsoft import validate
 from hardsoft.cli import app
 from hardsoft.cli.common import (
     console,
@@ -46,6 +47,7 @@ def reproduce_cmd(
             for r in rows:
                 print(f"{r['name']:{width}s}  {r['title']}")
         return
+    out = validate.output_dir(out, "--out")
     names = [n.strip() for n in only.split(",") if n.strip()] if only else None
     summary = reproduce(
         out,

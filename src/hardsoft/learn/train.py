@@ -87,13 +87,15 @@ class TrainConfig:
         if not isinstance(self.arch.features, str) or not isinstance(self.arch.layer_norm, str):
             raise HardsoftError("features and layer_norm must be strings")
         if self.arch.arch not in ARCHS:
-            raise HardsoftError(f"unknown architecture {self.arch.arch!r} (one of {ARCHS})")
+            known = ", ".join(ARCHS)
+            raise HardsoftError(f"unknown architecture {self.arch.arch!r} (one of {known})")
         if self.arch.arch == "transformer":
             for name in self.arch.features.split(","):
                 if name.strip():
                     parse_feature(name)
         if self.schedule not in SCHEDULES:
-            raise HardsoftError(f"unknown schedule {self.schedule!r} (one of {SCHEDULES})")
+            known = ", ".join(SCHEDULES)
+            raise HardsoftError(f"unknown schedule {self.schedule!r} (one of {known})")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -138,8 +138,8 @@ class _Input:
             self.symbols = alpha
         else:
             chars = as_symbol_array(words, alpha)
-            self.symbols, inverse = np.unique(chars, return_inverse=True)
-            self.symbols = list(self.symbols)
+            found, inverse = np.unique(chars, return_inverse=True)
+            self.symbols = list(found)
             self.codes = inverse.reshape(chars.shape).astype(np.int64)
         self.shape = self.codes.shape
 
