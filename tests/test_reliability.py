@@ -142,6 +142,26 @@ def test_evaluator_matches_python_integers(coef, const, op, word) -> None:
     assert values(formula, word).astype(int).tolist() == exact_values(coef, const, op, word)
 
 
+@pytest.mark.parametrize(
+    "formula",
+    ["#<['1'] < 9223372036854775808", "9000000000000000000 * #<['1'] > 1", "#<['1'] < 2**52"],
+)
+def test_compile_refuses_what_float64_cannot_hold(formula, tmp_path) -> None:
+    formula = formula.replace("2**52", str(2**52))
+    out = tmp_path / "big.safetensors"
+    one_error_line(run_cli("compile", formula, "--alphabet", "01", "-o", str(out)), "float64")
+    assert not out.exists()
+
+
+def test_compile_large_but_exact_constants_checks_clean(tmp_path) -> None:
+    formula = f"{2**30} * #<['1'] - {2**30} * #<['0'] > 0"
+    out = tmp_path / "c.safetensors"
+    assert run_cli("compile", formula, "--alphabet", "01", "-o", str(out)).rc == 0
+    res = run_cli("check", str(out), "-f", formula, "--exhaustive-max-n", "8", "--random-n",
+                  "100", "--samples", "20", "--json")  # fmt: skip
+    assert res.rc == 0 and json.loads(res.out)["mismatches"] == 0, res.err
+
+
 def test_absurd_integer_literal_is_one_line() -> None:
     one_error_line(run_cli("eval", "#<['1'] < " + "9" * 5000, "-i", "01"), "digits")
 

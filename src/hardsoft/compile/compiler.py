@@ -528,6 +528,25 @@ def category(term: Lin) -> str:
     return "glob"
 
 
+EXACT_FLOAT64 = 2**50
+"""Largest term magnitude compiled: float64 holds integers exactly only below 2^53, and the
+gadgets scale counts by 1/i; a constant of 2^52 already made compiled models wrong."""
+
+
+def _require_float64_exact(formula: Formula, n: int) -> None:
+    """Refuse a formula whose counting terms can exceed :data:`EXACT_FLOAT64` in magnitude at
+    the certificate's length ``n`` (the evaluator computes them exactly; the weights could
+    not), instead of emitting a model that disagrees with it."""
+    from hardsoft.logic.semantics import magnitude_bound
+
+    bound = magnitude_bound(formula, n)
+    if bound > EXACT_FLOAT64:
+        raise HardsoftError(
+            f"the formula's terms reach about {float(bound):.3g} at n = {n}, beyond what float64 "
+            f"weights represent exactly (2^50); use smaller constants"
+        )
+
+
 def compile_formula(
     formula: Formula | str,
     alphabet: str | tuple[str, ...] | list[str],
@@ -551,6 +570,7 @@ def compile_formula(
         raise HardsoftError(f"unknown target {target!r} (one of {', '.join(TARGETS)})")
     if isinstance(formula, str):
         formula = parse(formula, alphabet=alpha)
+    _require_float64_exact(formula, n)
     root = lower(formula, alpha, causal=causal)
     nodes = ir_nodes(root)
     b = Builder(alpha, target, causal)
