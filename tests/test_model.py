@@ -147,7 +147,7 @@ def test_mask_table() -> None:
 
 
 def manual_forward(model: Transformer, word: str) -> np.ndarray:
-    """A plain numpy re-implementation of MATH.md §1 (no layer norm) as an independent check."""
+    """A plain numpy re-implementation of Hahn (2020) §3 (no layer norm) as an independent check."""
     from tests.test_model_attention import weights_ref
 
     sp = model.spec

@@ -22,7 +22,7 @@ def allowed_ref(mask: str, i: int, j: int) -> bool:
 
 
 def weights_ref(scores: np.ndarray, mask: str, weighting: str) -> np.ndarray:
-    """Plain-Python reference, one row at a time, straight from MATH.md §1."""
+    """Plain-Python reference, one row at a time, straight from Hahn (2020) §3."""
     n_q, n_k = scores.shape
     out = np.zeros_like(scores)
     for i in range(n_q):

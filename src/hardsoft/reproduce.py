@@ -145,9 +145,15 @@ def _reproduce_locked(
                         }
                     )
                 progress.advance(task)
-        names = {e.name: e.order for e in all_experiments()}
+        known = {e.name: e for e in all_experiments()}
+        # titles and references are presentation: the registry's current ones, not the stored
         records = sorted(
-            (r for r in store.all(mode) if r["name"] in names), key=lambda r: names[r["name"]]
+            (
+                {**r, "title": known[r["name"]].title, "seed_ref": known[r["name"]].seed_ref}
+                for r in store.all(mode)
+                if r["name"] in known
+            ),
+            key=lambda r: known[r["name"]].order,
         )
         write_report(out, records, title=f"hardsoft report ({mode})")
     finally:

@@ -33,7 +33,9 @@ _COMMAND_MODULES = (
     "limits_cmds",
     "sensitivity_cmds",
     "learn_cmds",
+    "convert_cmds",
     "reproduce_cmd",
+    "export_cmds",
 )
 
 

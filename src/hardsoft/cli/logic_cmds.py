@@ -26,7 +26,7 @@ from hardsoft.logic.syntax import (
 )
 
 formulas_app = typer.Typer(
-    help="The named formulas: the seeds' examples (PARITY, n-grams, DYCK-1, ...).",
+    help="The named formulas: the papers' examples (PARITY, n-grams, DYCK-1, ...).",
     no_args_is_help=True,
 )
 app.add_typer(formulas_app, name="formulas")

@@ -25,6 +25,7 @@ from hardsoft.cli.common import (
 )
 from hardsoft.errors import HardsoftError
 from hardsoft.model import MASKS, WEIGHTINGS, load_model, random_model, save_model
+from hardsoft.model.readout import acceptance_of
 
 
 def read_inputs(inputs: list[str] | None, input_file: Path | None) -> list[tuple[str, str]]:
@@ -69,10 +70,12 @@ def run_cmd(
     check_symbols(sourced, model.spec.alphabet)
     words = [w for w, _ in sourced]
     outputs = model.run_words(words, chunk_size=chunk_arg(chunk_size))
+    readout = acceptance_of(model)
     results: list[dict[str, Any]] = []
     for w, out in zip(words, outputs):
         values = [float(v) for v in out[:, 0]]
-        results.append({"input": w, "outputs": values, "accept": bool(values and values[-1] > 0.5)})
+        accept = bool(len(out) and readout.accept(torch.as_tensor(out[-1])))
+        results.append({"input": w, "outputs": values, "accept": accept})
     if as_json:
         print_json({"results": results})
         return

@@ -1,5 +1,5 @@
 """``hardsoft program list`` and ``hardsoft program NAME [--k K] --target T -o FILE``: the
-average-hard attention programs of seed 003 §6, compiled to an AHAT or to its softmax
+average-hard attention programs of Yang et al. (2026) §6, compiled to an AHAT or to its softmax
 simulation with a certified temperature τ(n)."""
 
 from __future__ import annotations

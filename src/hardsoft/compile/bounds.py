@@ -1,7 +1,8 @@
 """Proven attention-error bounds of the soft gadgets and the temperatures that meet them.
 
-Every soft head's output is an *approximate Boolean* (MATH.md §2): within ``ε`` of the exact
-0/1 value, with ``ε`` below the rounding margin 1/3, so the next feed-forward rounds it exactly.
+Every soft head's output is an *approximate Boolean* (Yang et al. (2026) §3.4): within ``ε`` of
+the exact 0/1 value, with ``ε`` below the rounding margin 1/3, so the next feed-forward rounds it
+exactly.
 The bounds below are the ones the certificate states (derivations in docs/compiler.md):
 
 * shift (``Y X S U P F``), scaled score ``λ n P_j ± λ j / 2``: the witness wins; other
@@ -22,7 +23,7 @@ from __future__ import annotations
 import math
 
 ROUNDING_MARGIN = 1.0 / 3.0
-"""An approximate Boolean is within this of 0 or 1 (MATH.md §2)."""
+"""An approximate Boolean is within this of 0 or 1 (Yang et al. (2026) §3.4, Lemma 9)."""
 
 TARGET_EPS = 0.05
 """Each soft head is designed to stay within this error (well inside the rounding margin)."""

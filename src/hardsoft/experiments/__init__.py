@@ -1,4 +1,4 @@
-"""The experiment registry: one module per seed result, each registering a function
+"""The experiment registry: one module per paper result, each registering a function
 ``Context -> Result``. ``hardsoft reproduce`` runs every registered experiment, stores the
 records and builds the report from the store.
 

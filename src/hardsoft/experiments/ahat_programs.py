@@ -1,4 +1,5 @@
-"""Seed 003 §5–6: uniform–tieless AHAT programs and their softmax simulation (Theorem 26).
+"""Yang, Strobl, Chiang & Angluin (TACL 2026) §5–6: uniform–tieless AHAT programs and their
+softmax simulation (Theorem 26).
 
 For every shipped program (induction head, k-hop for k = 2, 3, flip-flop, DYCK-1/2/3): compile
 to an AHAT, check it is uniform–tieless (measured γ(n) vs the declared one), convert it to
@@ -39,7 +40,7 @@ PROGRAMS = [
     title="Uniform–tieless AHAT programs simulated by softmax with temperature τ(n)",
     version="1",
     order=60,
-    seed_ref="seed 003 §5 (Theorem 26), §6, Appendix E",
+    seed_ref="Yang et al. (2026) §5 (Theorem 26), §6, Appendix E",
 )
 @torch.no_grad()
 def run(ctx: Context) -> Result:

@@ -51,10 +51,10 @@ def _monte_carlo(proc, n: int, count: int, rng: np.random.Generator) -> dict:
 
 @register(
     "hahn-processes",
-    title="Hahn §6: optimal vs unigram-chance cross-entropy of the PARITY and 2DYCK processes",
+    title="Hahn (2020) §6: optimal vs unigram-chance cross-entropy of PARITY and 2DYCK processes",
     version="1",
     order=20,
-    seed_ref="seed 004 §6, Theorem 6; seed 002; MATH.md §6",
+    seed_ref="Hahn (2020) §6, Theorem 6",
 )
 def run(ctx: Context) -> Result:
     rng = np.random.default_rng(ctx.seed)
@@ -122,8 +122,8 @@ def run(ctx: Context) -> Result:
                         mc,
                     ]
                 )
-    ax_p.set_title("PARITY automaton (Hahn §6)")
-    ax_d.set_title("2DYCK PCFG (Hahn §6), even n")
+    ax_p.set_title("PARITY automaton (Hahn 2020, §6)")
+    ax_d.set_title("2DYCK PCFG (Hahn 2020, §6), even n")
     for ax in (ax_p, ax_d):
         ax.set_xlabel("prefix length n (log scale)")
         ax.set_ylabel("next-symbol cross-entropy (nats)")

@@ -53,7 +53,7 @@ def _configs(quick: bool, language: str, arch: str, seed: int) -> TrainConfig:
     title="Theorem 6: cross-entropy gap to optimal by length, transformer vs LSTM",
     version="1",
     order=61,
-    seed_ref="Hahn §6 Theorem 6; Delétang et al. 2023 (length generalization)",
+    seed_ref="Hahn (2020) §6, Theorem 6; Delétang et al. 2023 (length generalization)",
 )
 def run(ctx: Context) -> Result:
     quick = ctx.quick

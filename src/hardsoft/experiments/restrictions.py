@@ -1,4 +1,4 @@
-"""Hahn's hard-attention limit, constructively (seed 001 §5, supplement S1).
+"""Hahn's hard-attention limit, constructively (Hahn (2020) §5, supplement S1).
 
 For seeded random unique-hard-attention models the restriction engine builds a restriction
 layer by layer (Depth Reduction Lemma), certifies the output's dependency set by exact analysis
@@ -43,7 +43,7 @@ def _label(layers: int, heads: int, d: int, seed: int, mask: str) -> str:
     title="Hard attention: restrictions, certified dependency sets and witnesses",
     version="3",
     order=40,
-    seed_ref="seed 001 §5 (Theorem 1, Corollary 2, Lemma 4); supplement S1",
+    seed_ref="Hahn (2020) §5 (Theorem 1, Corollary 2, Lemma 4); supplement S1",
 )
 @torch.no_grad()
 def run(ctx: Context) -> Result:

@@ -1,7 +1,8 @@
 """Sanity: hard and soft attention side by side; softmax_τ → hardmax as τ shrinks.
 
 Panel (a): for random score rows of length n, the L1 distance between softmax(s/τ) and the
-one-hot of the unique maximum, against τ, with the gap bound 2(m−1)e^{−γ/τ} of MATH.md §2.
+one-hot of the unique maximum, against τ, with the gap bound 2(m−1)e^{−γ/τ} (Yang et al. (2026)
+§3.2, Lemma 6).
 Panel (b): a random 2-layer rightmost-hard model and the same weights with softmax_τ heads:
 the largest output difference over a batch of inputs, against τ.
 """
@@ -44,7 +45,7 @@ def with_weighting(model: Transformer, weighting: str, tau: str | None) -> Trans
     title="Sanity: softmax with temperature τ converges to hardmax",
     version="1",
     order=10,
-    seed_ref="MATH.md §1–2 (weighting functions, gap lemma)",
+    seed_ref="Yang et al. (2026) §3.2 (Lemmas 6–7)",
 )
 @torch.no_grad()
 def run(ctx: Context) -> Result:

@@ -68,7 +68,7 @@ def _fit_text(rep: SensitivityReport, key: str, n_min: int) -> tuple[float, floa
     title="Lemma 5: one symbol moves a soft transformer by O(1/n); compiled models escape it",
     version="1",
     order=60,
-    seed_ref="Hahn §6 Lemma 5, supplement S2; seed 003 (temperature / unbounded PE)",
+    seed_ref="Hahn (2020) §6, Lemma 5, supplement S2; Yang et al. (2026) §4 (τ(n), unbounded PEs)",
 )
 def run(ctx: Context) -> Result:
     quick = ctx.quick

@@ -1,7 +1,7 @@
 """PARITY over {0, 1}, in both conventions.
 
 - ``parity-even``: words with an even number of 1s (Hahn 2020's PARITY; the empty word is in).
-- ``parity-odd``: words with an odd number of 1s (MATH.md §3 / Yang et al.'s convention).
+- ``parity-odd``: words with an odd number of 1s (the convention of Yang et al. (2026) §1).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class Parity(Language):
         self.odd = odd
         self.name = "parity-odd" if odd else "parity-even"
         self.description = (
-            "odd number of 1s (MATH.md §3 convention)"
+            "odd number of 1s (the convention of Yang et al. 2026)"
             if odd
             else "even number of 1s (Hahn's PARITY; the empty word is in)"
         )

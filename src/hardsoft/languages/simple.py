@@ -1,4 +1,4 @@
-"""The simple languages of Hahn §5's discussion, which hard attention *can* recognise:
+"""The simple languages of the discussion in Hahn (2020) §5, which hard attention *can* recognise:
 ``ones-star`` (1*), ``anbn`` (a^n b^n), plus ``majority`` and ``first``."""
 
 from __future__ import annotations

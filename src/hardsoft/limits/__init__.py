@@ -1,4 +1,4 @@
-"""Hahn's limits of attention (seed 004 §5–§6, supplement S1).
+"""Hahn's limits of attention (Hahn (2020) §5–§6, supplement S1).
 
 Hard attention (this package's restriction part): input restrictions as objects
 (:mod:`~hardsoft.limits.restriction`), the exact dependency analysis of a unique-hard-attention

@@ -1,4 +1,4 @@
-"""Hand-built hard-attention models for the contrast of seed 001 §5 ("languages that can be
+"""Hand-built hard-attention models for the contrast of Hahn (2020) §5 ("languages that can be
 modeled"), plus a PARITY model that is only correct for short inputs.
 
 * :func:`ones_star_model` recognises ``1*`` exactly at every length: one rightmost head scores

@@ -3,13 +3,13 @@
 At a fixed restriction ρ every activation ``x_j^(k)`` (the residual vector after layer k at
 position j) is a function of the free positions in a *dependency set* ``D_j^(k)``. The analysis
 represents it by ``D_j^(k)`` and the finite table of its values over the ``|Σ|^|D|``
-assignments of that set (seed 001, Definition 3: a c-transformer).
+assignments of that set (Hahn (2020) §5, Definition 3: a c-transformer).
 
-Attention (seed 000, Definition 7 and Figure 3). For a head at query position i and a value z of
-its query activation, each allowed key position j has a *maximum* and a *minimum* attainable
-score over j's own possible values. Scores are compared as the pair (score, tie key) — the tie
-key is j for ``rightmost`` and n-1-j for ``leftmost`` — so the order is total. The *floor* is
-the candidate with the largest minimum; a candidate whose maximum is below the floor's minimum
+Attention (Hahn (2020), supplement S1, Definition 7 and Figure 3). For a head at query position i
+and a value z of its query activation, each allowed key position j has a *maximum* and a *minimum*
+attainable score over j's own possible values. Scores are compared as the pair (score, tie key) —
+the tie key is j for ``rightmost`` and n-1-j for ``leftmost`` — so the order is total. The *floor*
+is the candidate with the largest minimum; a candidate whose maximum is below the floor's minimum
 can never be attended to, whatever the other free positions hold. The remaining candidates form
 ``A(z)``; since the attended position always lies in ``A(z)``, it is a function of the scores in
 ``A(z)`` alone, and the head's output at i depends only on ``D_i ∪ ⋃_z ⋃_{j∈A(z)} D_j``. This is
@@ -34,6 +34,7 @@ import torch
 from hardsoft.errors import HardsoftError
 from hardsoft.limits.restriction import Restriction
 from hardsoft.model.features import feature_matrix
+from hardsoft.model.readout import acceptance_of
 
 # combined keys round(score/eps) * n + tie are integers below 1e10 * n < 2^53: exact in float64
 INT_MIN = float("-inf")
@@ -538,7 +539,7 @@ def output_table(model, X: ActivationLayer) -> tuple[np.ndarray, np.ndarray, np.
     uniq, inv = _dedupe(y)
     dep, table = _prune(X.deps[j], inv[X.tables[j]].astype(np.int64), X.S)
     rows = uniq[torch.from_numpy(table)].cpu().numpy()
-    return dep, rows, rows[:, 0] > 0.5
+    return dep, rows, acceptance_of(model).accept(torch.from_numpy(rows)).numpy()
 
 
 def analyse(

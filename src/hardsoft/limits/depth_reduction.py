@@ -1,4 +1,4 @@
-"""The Depth Reduction Lemma (seed 001 Lemma 4, supplement S1) as an algorithm.
+"""The Depth Reduction Lemma (Hahn (2020) §5, Lemma 4; supplement S1) as an algorithm.
 
 Layer by layer (the heads of layer ℓ read the activations ``x^(ℓ)``, which form a
 c-transformer's layer 0), starting from the current restriction ρ:

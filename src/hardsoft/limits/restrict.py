@@ -80,7 +80,7 @@ class RestrictResult:
 
 def initial_restriction(n: int, language: str | None, alphabet: tuple[str, ...]) -> Restriction:
     """All free, except for DYCK: the first and last ⌊0.2 n⌋ positions fixed to the first
-    bracket pair's opener and closer (seed 001, proof of Corollary 2)."""
+    bracket pair's opener and closer (Hahn (2020) §5, proof of Corollary 2)."""
     rho = Restriction.free(n, alphabet)
     if language and language.startswith("dyck"):
         m = int(math.floor(DYCK_FIX_FRACTION * n))
@@ -122,7 +122,7 @@ def restrict(
     lang = get_language(language) if language else None
     alphabet = tuple(lang.alphabet) if lang else tuple(model.spec.alphabet)
     if lang is not None and lang.name.startswith("dyck"):
-        # seed 001, Corollary 2: DYCK-k restricted to its first bracket pair is 1DYCK, so the
+        # Hahn (2020) §5, Corollary 2: DYCK-k restricted to its first bracket pair is 1DYCK, so the
         # engine works over that pair only (free positions range over "(" and ")").
         alphabet = alphabet[:2]
     missing = [a for a in alphabet if a not in model.spec.alphabet]
@@ -203,8 +203,8 @@ def flip_test(
 
 
 def contrast_check(model, language: str, n: int, *, samples: int = 200, seed: int = 0) -> dict:
-    """Seed 001 §5's contrast: run the engine on a model that recognises ``language`` and check
-    that the restriction it builds forces the answer — the output is constant over the
+    """The contrast of Hahn (2020) §5: run the engine on a model that recognises ``language``
+    and check that the restriction it builds forces the answer — the output is constant over the
     dependency set, and every sampled completion of the restriction has the same membership
     (so no witness can exist)."""
     from hardsoft.languages import get_language

@@ -1,4 +1,4 @@
-"""Input restrictions ρ_n : {1..n} → Σ ∪ {*} (seed 001 §5, MATH.md §6).
+"""Input restrictions ρ_n : {1..n} → Σ ∪ {*} (Hahn (2020) §5).
 
 A :class:`Restriction` fixes some positions to symbols and leaves the others free. Positions are
 0-based in the Python API and 1-based wherever a user reads them (strings, CLI, JSON).

@@ -1,5 +1,5 @@
-"""Checkable witnesses (seed 001 Corollary 2): two inputs the model cannot tell apart although
-exactly one of them is in the language.
+"""Checkable witnesses (Hahn (2020) §5, Corollary 2): two inputs the model cannot tell apart
+although exactly one of them is in the language.
 
 Given the final restriction and the certified dependency set D of the output, the witness is a
 pair x, x' that agree with the restriction and on D and differ only at free positions outside D.

@@ -1,5 +1,5 @@
-"""Named formulas: the seeds' examples (MATH.md §3, seed 003 §4) and the languages the project
-studies, each with its alphabet and a description of the language it defines.
+"""Named formulas: the papers' examples (Yang, Strobl, Chiang & Angluin (TACL 2026) §4) and the
+languages the project studies, each with its alphabet and a description of the language it defines.
 
 A word is accepted when the formula holds at its last position, so every language here is a set
 of non-empty words (the empty word has no last position; see :mod:`.semantics`).
@@ -52,7 +52,7 @@ _ENTRIES = [
         "MOD(2, 1)(#<['1'])",
         "01",
         "PARITY: an odd number of 1s (counting term with the numerical predicate MOD).",
-        "MATH.md §3; seed 003 §4.4 (odd convention; Hahn's PARITY counts even)",
+        "Yang et al. (2026) §4.4 (odd convention; Hahn's PARITY counts even)",
     ),
     NamedFormula(
         "parity-count",
@@ -60,56 +60,56 @@ _ENTRIES = [
         "01",
         "PARITY without numerical predicates: the number of 1s is odd iff no position has as "
         "many 1s strictly to its left as at or to its right.",
-        "MATH.md §3; seed 003 §4.5",
+        "Yang et al. (2026) §4.5",
     ),
     NamedFormula(
         "ngram-abc",
         "E ('a' & X ('b' & X 'c'))",
         "abc",
         "Words containing the 3-gram abc ('a' & X ('b' & X 'c') detects it starting at i).",
-        "seed 003 §4.1",
+        "Yang et al. (2026) §4.1",
     ),
     NamedFormula(
         "suffix-abc",
         "'c' & Y ('b' & Y 'a')",
         "abc",
         "Words ending in abc (a past-only n-gram detector, computable with future masking).",
-        "seed 003 §4.1",
+        "Yang et al. (2026) §4.1",
     ),
     NamedFormula(
         "ones-star",
         "'1' & !P '0'",
         "01",
         "1+: non-empty words of 1s only (the language 1*, minus the empty word).",
-        "Hahn §4 / DESIGN.md languages",
+        "Hahn (2020) §4",
     ),
     NamedFormula(
         "anbn",
         "#<['a'] = #<['b'] & !E ('a' & P 'b')",
         "ab",
         "a^n b^n with n >= 1: as many a's as b's, and no a after a b.",
-        "DESIGN.md languages (simple)",
+        "a simple regular language",
     ),
     NamedFormula(
         "majority",
         "#<['1'] > #<['0']",
         "01",
         "MAJORITY: strictly more 1s than 0s.",
-        "seed 003 §4 (numerical relations)",
+        "Yang et al. (2026) §4 (numerical relations)",
     ),
     NamedFormula(
         "dyck1",
         "!E (#<['('] < #<[')']) & #<['('] = #<[')']",
         "()",
         "DYCK-1: balanced brackets (no prefix has more ')' than '(' and the counts end equal).",
-        "Hahn §4 (Dyck languages)",
+        "Hahn (2020) §4 (Dyck languages)",
     ),
     NamedFormula(
         "first",
         "E (first & '1')",
         "01",
         "FIRST: the first symbol is 1.",
-        "DESIGN.md languages (simple)",
+        "a simple regular language",
     ),
 ]
 

@@ -1,9 +1,9 @@
 """The evaluator: the value of every formula and term at every position of a batch of words.
 
 This is the project's ground truth for the logic (compiled transformers are judged against it),
-so it is plain code straight from the definitions in MATH.md §3, vectorised with numpy over a
-batch of equal-length words. Positions are 1-based in the logic and 0-based in the arrays:
-column ``k`` of a result is position ``i = k + 1``.
+so it is plain code straight from the definitions of Yang et al. (2026) §4, vectorised with
+numpy over a batch of equal-length words. Positions are 1-based in the logic and 0-based in the
+arrays: column ``k`` of a result is position ``i = k + 1``.
 
 The empty word has no last position, so :func:`accepts` rejects it for every formula (the
 language of a formula is a set of non-empty words); :func:`evaluate` on empty words returns

@@ -1,11 +1,11 @@
-"""Abstract syntax of the temporal logic LTL[C,+] (MATH.md §3): formulas, counting terms, and
-structural queries (subformulas, size, depth, operators, fragments, pretty-printing).
+"""Abstract syntax of the temporal logic LTL[C,+] (Yang et al. (2026) §4): formulas, counting
+terms, and structural queries (subformulas, size, depth, operators, fragments, pretty-printing).
 
 Every node is a frozen, hashable dataclass with structural equality, so equal subtrees built
 separately compare and hash equal; the compiler relies on that to share common subformulas.
 Hashes are cached on first use, so hashing a large shared DAG is linear, not exponential.
 
-Positions are 1-based as in the seeds: a word ``w`` has positions ``1..n``.
+Positions are 1-based as in both papers: a word ``w`` has positions ``1..n``.
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def _check_term(value: Any, cls: str) -> None:
 
 @_node
 class Sym(Formula):
-    """``'a'``: the symbol at position ``i`` is ``a`` (Q_a in the seeds)."""
+    """``'a'``: the symbol at position ``i`` is ``a`` (Q_a in Yang et al. 2026)."""
 
     symbol: str
 
@@ -605,7 +605,7 @@ _COUNT_OPS = frozenset({"#<", "#>", "MOD", "i", "n", "int", "+", "-", "*", *COMP
 
 @dataclass(frozen=True)
 class Fragment:
-    """The smallest of the seed's fragments (MATH.md §3, seed 003 §4) containing a formula.
+    """The smallest of the fragments of Yang et al. (2026) §4 containing a formula.
 
     ``base`` is one of ``TL[Y,X]``, ``TL[S,U]``, ``LTL``, ``TL[C,+]``, ``LTL[C,+]``;
     ``past_only`` says no operator looks to the right (``X U F E last #> n``), so a
@@ -748,7 +748,8 @@ def linear_form(term: Term) -> tuple[dict[Term, int], int]:
 
     Returns ``(coefficients, constant)`` with zero coefficients dropped; atoms keep their first
     appearance order. Every term of the logic is linear, so this never fails; the compiler uses
-    it to turn a comparison ``t1 op t2`` into one linear inequality over counts (seed 003 §4.4).
+    it to turn a comparison ``t1 op t2`` into one linear inequality over counts (Yang et al.
+    (2026) §4.4).
     """
     coeffs: dict[Term, int] = {}
     constant = 0

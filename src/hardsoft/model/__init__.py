@@ -1,4 +1,5 @@
-"""The exact transformer of the seeds: spec, position features, attention, module, I/O."""
+"""The exact transformer of Hahn (2020) and Yang et al. (2026): spec, position features,
+attention, module, I/O."""
 
 from hardsoft.model.attention import attend, attend_chunked, weights_from_scores
 from hardsoft.model.factory import random_model

@@ -1,7 +1,7 @@
 """Position features: named, composable building blocks for ``PE(i, n)``.
 
 A feature maps a length ``n`` to a matrix ``[n, dim]`` of raw values at positions
-``i = 1..n`` (1-based, as in the seeds). The model projects the concatenated raw features to
+``i = 1..n`` (1-based, as in both papers). The model projects the concatenated raw features to
 the residual stream with the learned matrix ``W_pos``. Every feature knows whether it is
 *bounded* (stays in a fixed interval for every n), the assumption of Hahn's Lemma 5.
 

@@ -1,8 +1,8 @@
-"""The transformer of the seeds (MATH.md §1) as one readable ``nn.Module``.
+"""The transformer of Hahn (2020) §3 and Yang et al. (2026) §3.1 as one readable ``nn.Module``.
 
     x_i^(0) = W_E[w_i] + PE(i, n) · W_pos
     layer:   h = x + Σ_heads Att_h(x) · W_O,      x' = h + ReLU(h W_in + b_in) W_out + b_out
-    output:  y = x^(L) W_U + b_U;   accept = y_n[0] > 1/2
+    output:  y = x^(L) W_U + b_U;   accept = y_n[0] > 1/2 (or the model's declared readout)
 
 Weight names and shapes are explicit (TransformerLens-style), and ``trace=True`` returns every
 activation and every head's attention weights under stable names (see :class:`ModelOutput`).
@@ -22,6 +22,7 @@ from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.model.attention import attend, attend_chunked
 from hardsoft.model.features import feature_matrix
+from hardsoft.model.readout import acceptance_of
 from hardsoft.model.spec import HeadSpec, LayerSpec, ModelSpec, eval_tau
 
 # The "auto" chunking policy, from benchmarks/results/chunked_hard.md and a side-by-side run on
@@ -40,8 +41,9 @@ def auto_chunk(weighting: str, n: int) -> int | None:
 
 @dataclass
 class ModelOutput:
-    """``outputs``: ``[B, n, d_out]``; ``accept``: ``[B]`` bool (coordinate 0 at the last
-    position > 1/2); ``trace``: name -> tensor when requested. Trace names::
+    """``outputs``: ``[B, n, d_out]``; ``accept``: ``[B]`` bool (the model's acceptance
+    readout at the last position, by default coordinate 0 > 1/2: see
+    :mod:`hardsoft.model.readout`); ``trace``: name -> tensor when requested. Trace names::
 
         embed.tokens, embed.positions, resid.0            [B, n, d]  the input layer
         blocks.L.attn.H.q / .k / .v                        [B, n, d_head]
@@ -84,6 +86,9 @@ class Head(nn.Module):
         self.W_K = nn.Parameter(torch.zeros(d_model, spec.d_head))
         self.W_V = nn.Parameter(torch.zeros(d_model, spec.value_dim))
         self.W_O = nn.Parameter(torch.zeros(spec.value_dim, d_model))
+        # identity hook point (TransformerLens's name) on the materialised pattern [B, n, n]:
+        # a submodule, so nnsight and forward hooks can read and patch it (trace=True path)
+        self.hook_pattern = nn.Identity()
 
     def score_scale(self, n: int) -> float:
         """The factor on ``q·k``: 1/sqrt(d_head) if scaled, and 1/τ(n) for softmax."""
@@ -121,6 +126,9 @@ class Head(nn.Module):
                 scale,
                 return_weights=trace is not None,
             )
+            if weights is not None:
+                weights = self.hook_pattern(weights)
+                mixed = weights @ v
         out = mixed @ self.W_O
         if trace is not None:
             trace[f"{prefix}.q"], trace[f"{prefix}.k"], trace[f"{prefix}.v"] = q, k, v
@@ -275,7 +283,7 @@ class Transformer(nn.Module):
         y = x @ self.W_U + self.b_U
         if tr is not None:
             tr["outputs"] = y
-        return ModelOutput(outputs=y, accept=y[:, -1, 0] > 0.5, trace=tr)
+        return ModelOutput(outputs=y, accept=acceptance_of(self).accept(y[:, -1]), trace=tr)
 
     @torch.no_grad()
     def run_words(

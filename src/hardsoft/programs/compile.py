@@ -6,9 +6,9 @@ input embedding is stage 0. An ``Attend`` runs at the first attention stage afte
 reads, a ``PWL`` at the first feed-forward stage after its inputs.
 
 Every head is an *average*-hardmax head. Tie rules become scores: ``rightmost`` adds
-``(unit/2)·j/n`` to the score and ``leftmost`` subtracts it (seed 003 Lemma 8), so the maximum
-is unique with gap ≥ unit/(2n) whenever distinct raw scores differ by ≥ unit. Heads without a
-score are uniform (W_Q = W_K = 0). Constants use the position feature ``1``.
+``(unit/2)·j/n`` to the score and ``leftmost`` subtracts it (Yang et al. (2026) Lemma 8), so the
+maximum is unique with gap ≥ unit/(2n) whenever distinct raw scores differ by ≥ unit. Heads without
+a score are uniform (W_Q = W_K = 0). Constants use the position feature ``1``.
 """
 
 from __future__ import annotations

@@ -300,7 +300,7 @@ def xor(a: SOpLike, b: SOpLike, label: str = "") -> PWL:
 
 
 def round_bool(x: SOpLike, label: str = "") -> PWL:
-    """Approximate Boolean → exact: ReLU(3x − 1) − ReLU(3x − 2) (MATH.md §2)."""
+    """Approximate Boolean → exact: ReLU(3x − 1) − ReLU(3x − 2) (Yang et al. (2026) Lemma 9)."""
     lx = as_linear(x)
     return pwl([(1.0, lx * 3.0 - 1.0), (-1.0, lx * 3.0 - 2.0)], label)
 
@@ -354,7 +354,8 @@ def lookup_index(
     target_over_i: SOpLike, values: Sequence[SOpLike], label: str = "lookup"
 ) -> Attend:
     """Attend to the position j = t given t/i (t an integer in [1, i]): score
-    (2 t j − j²)/i, maximal at j = t with gap ≥ 1/i ≥ 1/n (MATH.md §4 table lookup)."""
+    (2 t j − j²)/i, maximal at j = t with gap ≥ 1/i ≥ 1/n (the table lookup of Yang et al.
+    (2026) §3.2)."""
     return attend(
         [target_over_i, -1.0 * Position("1/i")],
         [2.0 * Position("i"), Position("i^2")],

@@ -1,6 +1,6 @@
-"""The named programs of seed 003 §6: induction head, k-hop induction head, flip-flop and
-DYCK-k (Appendix E). Each computes exactly the per-position reference of the language or task
-of the same name in :mod:`hardsoft.languages` (``prefix_reference``)."""
+"""The named programs of Yang, Strobl, Chiang & Angluin (TACL 2026) §6: induction head, k-hop
+induction head, flip-flop and DYCK-k (Appendix E). Each computes exactly the per-position reference
+of the language or task of the same name in :mod:`hardsoft.languages` (``prefix_reference``)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _sum(xs) -> Linear:
 
 
 def dyck(k: int) -> Program:
-    """DYCK-k membership of every prefix, by the S-RASP program of seed 003 Appendix E.
+    """DYCK-k membership of every prefix, by the S-RASP program of Yang et al. (2026) Appendix E.
 
     ``l`` counts left brackets through i (exactly, by :func:`count`); the height is
     ``h = 2l − i`` (every symbol is a bracket); an error is recorded where ``h < 0``. The depth
@@ -85,7 +85,7 @@ def dyck(k: int) -> Program:
         alphabet=alphabet,
         outputs=[out.lin()],
         gap="1/(2*n)",
-        description=f"DYCK-{k} membership of every prefix (seed 003 Appendix E)",
+        description=f"DYCK-{k} membership of every prefix (Yang et al. (2026) Appendix E)",
         reference=f"dyck{k}",
     )
 
@@ -136,7 +136,7 @@ def induction_head(k: int = 1, alphabet: tuple[str, ...] = INDUCTION_ALPHABET) -
         alphabet=tuple(alphabet),
         outputs=[out],
         gap="1/(2*n)",
-        description=f"{k}-hop induction head (seed 003 §6): symbol index, -1 for none",
+        description=f"{k}-hop induction head (Yang et al. (2026) §6): symbol index, -1 for none",
         reference="induction-head" if k == 1 else f"khop{k}",
     )
 
@@ -179,7 +179,7 @@ def flipflop() -> Program:
         alphabet=FLIPFLOP_ALPHABET,
         outputs=[out.lin()],
         gap="1/(2*n)",
-        description="the flip-flop language (Liu et al. 2023; seed 003 §6), every prefix",
+        description="the flip-flop language (Liu et al. 2023; Yang et al. (2026) §6), every prefix",
         reference="flipflop",
     )
 

@@ -1,4 +1,5 @@
-"""Average-hard → softmax with temperature τ(n) (seed 003 Theorem 26), with a certificate.
+"""Average-hard → softmax with temperature τ(n) (Yang, Strobl, Chiang & Angluin (TACL 2026)
+Theorem 26), with a certificate.
 
 The softmax transformer has *the same weights*; only every head's weighting becomes softmax
 with the temperature ``τ(n)`` of :func:`certified_tau`. The bound (derived in docs/programs.md)
@@ -29,39 +30,16 @@ from typing import Any
 
 import torch
 
+from hardsoft.convert.norms import col_norm, feature_degree, max_abs
 from hardsoft.errors import HardsoftError
-from hardsoft.model.features import parse_feature
 from hardsoft.model.spec import ModelSpec, eval_tau
 from hardsoft.model.transformer import Transformer
 
 DEFAULT_EPS = 0.25
 
-_DEGREE = {
-    "1": 0, "i": 1, "n": 1, "i/n": 0, "1/i": 0, "1/n": 0, "(-1)^i": 0, "i^2": 2,
-    "(i/n)^2": 0, "[i=1]": 0, "[i=n]": 0,
-}  # fmt: skip
-
-
-def feature_degree(name: str) -> int:
-    """p such that |f(i, n)| <= n^p for 1 <= i <= n (bounded features have p = 0)."""
-    text = "".join(name.split())
-    if "*" in text:
-        return sum(feature_degree(p) for p in text.split("*"))
-    if text in _DEGREE:
-        return _DEGREE[text]
-    f = parse_feature(name)
-    if f.bounded and not text.startswith("learned"):
-        return 0
-    raise HardsoftError(f"no activation bound known for position feature {name!r}")
-
-
-def _c(m: torch.Tensor) -> float:
-    """Largest column sum of |m| (0 for an empty matrix)."""
-    return float(m.detach().abs().sum(dim=0).max()) if m.numel() else 0.0
-
-
-def _vmax(v: torch.Tensor) -> float:
-    return float(v.detach().abs().max()) if v.numel() else 0.0
+# The norms are shared with the general simulation (hardsoft.convert); re-exported here.
+_c = col_norm
+_vmax = max_abs
 
 
 def bound_constants(model: Transformer, uniform: list[list[bool]] | None = None) -> dict:
@@ -143,7 +121,7 @@ def certificate(
     """Theorem 26's certificate: γ(n), the bound's constants, τ(n) and ε (with values at ``ns``)."""
     tau, k = certified_tau(model, gap, eps)
     return {
-        "theorem": "seed 003 Theorem 26 (uniform-tieless AHAT -> softmax with temperature)",
+        "theorem": "Yang et al. (2026) Theorem 26 (uniform-tieless AHAT -> softmax, temperature)",
         "gap": gap,
         "tau": tau,
         "eps": eps,

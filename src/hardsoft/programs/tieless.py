@@ -1,4 +1,4 @@
-"""The uniform–tieless checker (seed 003 §5): every attention head of an AHAT must be
+"""The uniform–tieless checker (Yang et al. (2026) §5): every attention head of an AHAT must be
 *uniform* (W_Q = W_K = 0) or *tieless with gap γ(n)*: on every input of length n, at every
 position, the maximal score is attained once and beats every other allowed score by ≥ γ(n).
 

@@ -1,35 +1,41 @@
-"""The report: ``report.md`` and ``index.html`` rebuilt from the stored records.
+"""The report: ``index.html`` and ``report.md`` rebuilt from the stored records.
 
-Both files are written atomically, so a failed render never destroys the previous report.
+Both are rendered through Jinja2 templates (``report/templates/``, package data). The report
+opens with a summary table built from the claim registry (:mod:`hardsoft.report.claims`): for
+each experiment the claim, the paper and section, what was run, the verdict and the key
+number. Both files are written atomically, so a failed render never destroys the previous
+report.
 """
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
 from hardsoft.model.io import atomic_write
+from hardsoft.report.claims import NO_CLAIM, verdict_for
+
+PAPERS = (
+    "Michael Hahn. Theoretical Limitations of Self-Attention in Neural Sequence Models. "
+    "TACL 8, 2020 (with the author's supplement).",
+    "Andy Yang, Lena Strobl, David Chiang, Dana Angluin. Simulating Hard Attention Using Soft "
+    "Attention. TACL 14, pp. 147–166, 2026.",
+)
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    return str(v)
+def fmt(value: Any) -> str:
+    """A table cell: floats to 4 significant digits, booleans as yes/no."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
 
 
-def _md_table(table: dict) -> str:
-    cols = table["columns"]
-    lines = [f"**{table['title']}**", "", "| " + " | ".join(cols) + " |"]
-    lines.append("|" + "---|" * len(cols))
-    for row in table["rows"]:
-        lines.append("| " + " | ".join(_fmt(v).replace("|", "\\|") for v in row) + " |")
-    return "\n".join(lines)
-
-
-def _provenance(rec: dict) -> str:
+def provenance(rec: dict) -> str:
+    """One line: mode, versions, commit, duration, device and time of a record."""
     return (
         f"mode {rec['mode']}, experiment v{rec['version']}, hardsoft {rec['package_version']}, "
         f"commit {rec.get('git_commit') or 'unknown'}, torch {rec.get('torch_version')}, "
@@ -37,75 +43,38 @@ def _provenance(rec: dict) -> str:
     )
 
 
-def render_markdown(records: list[dict], title: str) -> str:
-    out = [f"# {title}", ""]
-    out.append("| experiment | seed result | status | time (s) |")
-    out.append("|---|---|---|---|")
-    for rec in records:
-        out.append(
-            f"| [{rec['title']}](#{rec['name']}) | {rec.get('seed_ref', '')} | "
-            f"{rec.get('status', 'ok')} | {rec.get('duration_s', 0):.1f} |"
-        )
-    for rec in records:
-        out += ["", f'<a id="{rec["name"]}"></a>', f"## {rec['title']}", ""]
-        if rec.get("seed_ref"):
-            out += [f"*Seed result:* {rec['seed_ref']}", ""]
-        if rec.get("summary"):
-            out += [rec["summary"], ""]
-        for table in rec.get("tables", []):
-            out += [_md_table(table), ""]
-        for fig in rec.get("figures", []):
-            out += [f"![{fig}](figures/{fig})", ""]
-        out += [f"<sub>{_provenance(rec)}</sub>", ""]
-    return "\n".join(out)
+def _md_cell(value: Any) -> str:
+    return fmt(value).replace("|", "\\|").replace("\n", " ")
 
 
-_CSS = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
-td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#f3f3f3}
-img{max-width:100%;border:1px solid #eee;margin:0.5em 0}
-.prov{color:#777;font-size:0.8em}.summary{white-space:pre-wrap}
-"""
-
-
-def _html_table(table: dict) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in table["columns"])
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>"
-        for row in table["rows"]
+def _environment(autoescape: bool) -> Environment:
+    env = Environment(
+        loader=PackageLoader("hardsoft.report", "templates"),
+        autoescape=select_autoescape(["html", "html.j2"]) if autoescape else False,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
     )
-    return f"<p><b>{html.escape(table['title'])}</b></p><table><tr>{head}</tr>{rows}</table>"
+    env.filters.update(fmt=fmt, md=_md_cell)
+    env.globals.update(provenance=provenance, NO_CLAIM=NO_CLAIM)
+    return env
+
+
+def _context(records: list[dict], title: str) -> dict[str, Any]:
+    rows = [verdict_for(rec) for rec in records]
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.verdict] = counts.get(row.verdict, 0) + 1
+    return {"title": title, "records": records, "rows": rows, "counts": counts, "papers": PAPERS}
+
+
+def render_markdown(records: list[dict], title: str) -> str:
+    return _environment(False).get_template("report.md.j2").render(_context(records, title))
 
 
 def render_html(records: list[dict], title: str) -> str:
-    parts = [
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-        f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>",
-        "<table><tr><th>experiment</th><th>seed result</th><th>status</th><th>time (s)</th></tr>",
-    ]
-    for rec in records:
-        parts.append(
-            f"<tr><td><a href='#{rec['name']}'>{html.escape(rec['title'])}</a></td>"
-            f"<td>{html.escape(rec.get('seed_ref', ''))}</td>"
-            f"<td>{html.escape(rec.get('status', 'ok'))}</td>"
-            f"<td>{rec.get('duration_s', 0):.1f}</td></tr>"
-        )
-    parts.append("</table>")
-    for rec in records:
-        parts.append(f"<h2 id='{rec['name']}'>{html.escape(rec['title'])}</h2>")
-        if rec.get("seed_ref"):
-            parts.append(f"<p><i>Seed result:</i> {html.escape(rec['seed_ref'])}</p>")
-        if rec.get("summary"):
-            parts.append(f"<p class='summary'>{html.escape(rec['summary'])}</p>")
-        parts += [_html_table(t) for t in rec.get("tables", [])]
-        parts += [
-            f"<img src='figures/{html.escape(f)}' alt='{html.escape(f)}'>"
-            for f in rec.get("figures", [])
-        ]
-        parts.append(f"<p class='prov'>{html.escape(_provenance(rec))}</p>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    return _environment(True).get_template("index.html.j2").render(_context(records, title))
 
 
 def write_report(out_dir: Path, records: list[dict], title: str = "hardsoft report") -> None:

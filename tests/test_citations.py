@@ -1,0 +1,66 @@
+"""User-facing text cites the papers by authors, year and section, never by the project's
+private background files (their names, seed numbers or paths), which users do not have."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# "MATH.md", "DESIGN.md", "seed 003", "seeds 001–004", "seed 003 §4", "(003 §6)", "003 §4",
+# "MATH §2", "../shared", "/work/shared", "seeds/004_..."
+FORBIDDEN = re.compile(
+    r"MATH\.md|DESIGN\.md|\bMATH §|\bseeds? ?0\d\d\b|\(0\d\d\b|\b00\d §|\.\./shared|/shared/"
+    r"|\bseeds/|\b00[0-4]_[0-9a-f]{6}",
+    re.IGNORECASE,
+)
+SUFFIXES = {".py", ".md", ".j2", ".ipynb", ".toml", ".txt", ".html"}
+
+
+def user_facing_files() -> list[Path]:
+    files = [ROOT / "README.md"]
+    for folder in ("src", "docs"):
+        files += [
+            p
+            for p in (ROOT / folder).rglob("*")
+            if p.is_file() and p.suffix in SUFFIXES and ".egg-info" not in str(p)
+        ]
+    return files
+
+
+def find_private_references(files: list[Path]) -> list[str]:
+    hits = []
+    for path in files:
+        for no, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if FORBIDDEN.search(line):
+                hits.append(f"{path.relative_to(ROOT)}:{no}: {line.strip()[:120]}")
+    return hits
+
+
+def test_the_pattern_catches_the_loose_forms() -> None:
+    for text in (
+        "see MATH.md §2",
+        "seed 003 §4",
+        "(003 §6)",
+        "DESIGN.md",
+        "../shared/x",
+        "MATH §1",
+        "seeds/004_d9fa220dd9115dc8.txt",
+        "Seed 001",
+    ):
+        assert FORBIDDEN.search(text), text
+    for text in (
+        "Hahn (2020) §5",
+        "Yang et al. (2026) Theorem 26",
+        "seed = 3",
+        "--seed 0",
+        "n = 1003 §",
+        "10 003",
+    ):
+        assert not FORBIDDEN.search(text), text
+
+
+def test_source_docs_and_readme_cite_papers_not_private_files() -> None:
+    hits = find_private_references(user_facing_files())
+    assert not hits, "private references in user-facing text:\n" + "\n".join(hits)
