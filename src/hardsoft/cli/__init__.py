@@ -107,10 +107,10 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             _fail(_usage_message(exc), exc.exit_code or EXIT_USAGE)
+        if os.environ.get("HARDSOFT_DEBUG"):
+            raise  # also what the memory estimates missed: the tests want to see it
         if _out_of_memory(exc):
             _fail("out of memory: the request is larger than this machine can hold", EXIT_USAGE)
-        if os.environ.get("HARDSOFT_DEBUG"):
-            raise
         _fail(
             f"internal error, please report it: {type(exc).__name__}: "
             f"{' '.join(str(exc).split())[:300]} (HARDSOFT_DEBUG=1 shows the traceback)",
