@@ -279,12 +279,9 @@ def measured_gaps(model: Transformer, words: list[str], inputs: dict[str, Any]) 
 def read_words(path: str, alphabet: tuple[str, ...]) -> list[str]:
     """The words of a ``--gap-inputs`` file, one per line (blank lines skipped); a symbol
     outside the model's alphabet is a one-line error naming the line."""
-    from pathlib import Path
+    from hardsoft import validate
 
-    try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HardsoftError(f"cannot read --gap-inputs file {str(path)!r}: {exc}") from None
+    text = validate.read_text(path, "--gap-inputs")  # names a non-UTF-8 line
     allowed = set(alphabet)
     words = []
     for line_no, line in enumerate(text.splitlines(), start=1):
