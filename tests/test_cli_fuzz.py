@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 import typing
@@ -461,6 +462,8 @@ def check_example(args: list[Any], sandbox: Path) -> None:
     finally:
         os.chdir(cwd)
         shutil.rmtree(work, ignore_errors=True)
+        if "matplotlib.pyplot" in sys.modules:  # figures of an interrupted experiment
+            sys.modules["matplotlib.pyplot"].close("all")
 
 
 def run_fuzz(path: tuple[str, ...], cmd: Any, sandbox: Path, examples: int) -> None:
