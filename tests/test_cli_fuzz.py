@@ -86,6 +86,9 @@ def _base_type(param: Any) -> Any:
 
 
 def _is_output(param: Any) -> bool:
+    """A path the command writes (``compile --output NAME=FORMULA`` is not one)."""
+    if _base_type(param) is not Path:
+        return False
     opts = set(getattr(param, "opts", ()))
     return bool(opts & {"-o", "--out", "--output"}) or param.name in ("out", "output")
 

@@ -352,3 +352,66 @@ def test_ir_table_does_not_grow_across_compilations() -> None:
     assert len(ir._TABLE) <= before + 5
     a = ir.node(ir.BAtom, "1")
     assert ir.node(ir.BNot, a) is ir.node(ir.BNot, ir.node(ir.BAtom, "1"))
+
+
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("MOD(100000, 1)(#<['1'])", "reads 100000 residues"),
+        ("MOD(150, 1)(#<['1'] + #<['0'])", "150\\^2 residue combinations"),
+        ("MOD(150, 1)(#<['1'] + i)", "150\\^2 residue combinations"),
+        ("MOD(1000, 1)(#<['1']) & MOD(1100, 2)(#<['0'])", "2100 residues"),
+    ],
+)
+def test_size_limits_are_checked_before_building(text: str, match: str, monkeypatch) -> None:
+    """A model that would blow up is refused with one line, on the IR, before any gadget is
+    built (the builder is never created)."""
+    import hardsoft.compile.compiler as C
+
+    def no_builder(*args, **kwargs):
+        raise AssertionError("the builder ran before the size check")
+
+    monkeypatch.setattr(C, "Builder", no_builder)
+    with pytest.raises(HardsoftError, match=match):
+        compile_formula(text, "01", "soft-temperature")
+
+
+def test_mod_of_position_is_one_feature_for_any_modulus() -> None:
+    model = compile_formula("MOD(1000000, 999999)(i) | MOD(6, 3)(4 * i + 1)", "01", "hard")
+    features = [f["name"] for f in model.meta["certificate"]["position_features"]]
+    assert len([f for f in features if f.startswith("[i mod")]) == 2
+    formula = parse("MOD(1000000, 999999)(i) | MOD(6, 3)(4 * i + 1)", alphabet="01")
+    for n in range(1, 9):
+        assert_agrees(model, formula, "01", all_ids(2, n))
+    assert compile_formula("MOD(4, 1)(2 * i)", "01").meta["certificate"]["layers"] == 0
+
+
+def test_parameter_count_is_known_before_assembly(monkeypatch) -> None:
+    """The parameter cap is checked on the craft description; the count it uses is the one
+    the assembled model has (compile_formula asserts the two agree)."""
+    from hardsoft.compile import limits
+
+    for text in ("!E (#<[Y '1'] = #>['1'])", "MOD(3, 1)(#<['1']) & X '0'", "'1'"):
+        for masks in ("strict", "nonstrict"):
+            model = compile_formula(text, "01", "soft-pe", masks=masks)
+            assert model.meta["certificate"]["parameters"] == model.parameter_count()
+    monkeypatch.setattr(limits, "MAX_PARAMETERS", 100)
+    with pytest.raises(HardsoftError, match="parameters"):
+        compile_formula("!E (#<[Y '1'] = #>['1'])", "01", "soft-pe")
+
+
+@pytest.mark.parametrize("masks", ["strict", "nonstrict"])
+def test_float32_exact_at_the_certified_float_limit(masks: str) -> None:
+    """The certificate's float32 limit (lookup heads: n <= (56u)^(-1/2) = 547) is met: the
+    float32 model is exact there (on random, all-ones and alternating strings)."""
+    model = compile_formula("MOD(2, 1)(#<['1'])", "01", "soft-temperature", masks=masks)
+    limits = model.meta["certificate"]["float_limits"]
+    assert limits["float32"] == 547 and limits["float64"] > 10**7
+    assert any("lookup" in h for h in limits["binding_heads"])
+    n = limits["float32"]
+    ids = np.random.default_rng(0).integers(0, 2, size=(3, n))
+    ids[1] = 1
+    ids[2] = np.arange(n) % 2
+    assert_agrees(model.to(torch.float32), parse("MOD(2, 1)(#<['1'])", alphabet="01"), "01", ids)
+    shifts = compile_formula("Y '1' | '0' S '1'", "01", "hard").meta["certificate"]
+    assert shifts["float_limits"]["float32"] is None  # exact scores: nothing to round

@@ -14,13 +14,9 @@ from hardsoft.craft import (
     Neuron,
     Residual,
     assemble,
-    bool_and,
-    bool_not,
-    bool_or,
-    copy_signed,
+    ramp,
     round_bool,
     standard_residual,
-    step_at,
 )
 
 
@@ -41,18 +37,14 @@ def test_round_bool_restores_exact_booleans() -> None:
         assert ffn_value(nr, {"x": x}, "y") == pytest.approx(1.0, abs=1e-12)
 
 
-def test_boolean_gadgets_truth_tables() -> None:
-    for a, b in itertools.product((0.0, 1.0), repeat=2):
-        v = {"a": a, "b": b}
-        assert ffn_value(bool_and("a", "b", "y"), v, "y") == float(a and b)
-        assert ffn_value(bool_or("a", "b", "y"), v, "y") == float(a or b)
-        assert ffn_value(bool_not("a", "y"), v, "y") == float(not a)
-
-
-def test_step_and_copy() -> None:
-    for x in range(-5, 6):
-        assert ffn_value(step_at({"x": 1.0}, 2, "y"), {"x": x}, "y") == float(x >= 2)
-        assert ffn_value(copy_signed("x", "y", 2.0), {"x": x}, "y") == 2.0 * x
+def test_ramp_is_an_exact_step_outside_its_window() -> None:
+    nr = ramp({"x": 1.0}, 2.0, 2.5, "y")
+    for x in np.linspace(-3, 2, 40):
+        assert ffn_value(nr, {"x": x}, "y") == 0.0
+    for x in np.linspace(2.5, 9, 40):
+        assert ffn_value(nr, {"x": x}, "y") == pytest.approx(1.0, abs=1e-12)
+    with pytest.raises(ValueError):
+        ramp({"x": 1.0}, 1.0, 1.0, "y")
 
 
 def test_assemble_previous_symbol_model() -> None:
@@ -82,4 +74,4 @@ def test_residual_names_are_unique() -> None:
     res.add("x")
     with pytest.raises(ValueError):
         res.add("x")
-    assert res.ensure("x") == "x" and res.dim == 1
+    assert "x" in res and res.dim == 1 and res["x"] == 0

@@ -46,10 +46,8 @@ from hardsoft.logic import (
     evaluate,
     evaluate_all,
     evaluate_term,
-    linear_form,
     parse,
     random_formula,
-    random_term,
     subnodes,
     values,
 )
@@ -252,18 +250,3 @@ def test_every_formula_of_the_binary_alphabet_up_to_length_5_on_many_random_form
         f = random_formula(rng, "01", 3)
         for words in words_by_n.values():
             _check(f, words)
-
-
-@settings(max_examples=200, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 6))
-def test_linear_form_evaluates_like_the_term(seed: int, n: int) -> None:
-    rng = random.Random(seed)
-    term = random_term(rng, "ab", 4)
-    coeffs, constant = linear_form(term)
-    assert all(c != 0 for c in coeffs.values())
-    words = ["".join(rng.choice("ab") for _ in range(n)) for _ in range(3)]
-    total = np.full((3, n), constant, dtype=np.int64)
-    for atom, c in coeffs.items():
-        assert isinstance(atom, (CountPast, CountFuture, Position, Length))
-        total += c * evaluate_term(atom, words)
-    assert np.array_equal(total, evaluate_term(term, words))

@@ -16,15 +16,16 @@ The residual is additive, so a target coordinate must be 0 before a gadget write
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import torch
 
 from hardsoft.errors import HardsoftError
 from hardsoft.model.features import parse_feature
-from hardsoft.model.spec import HeadSpec, LayerSpec, ModelSpec
-from hardsoft.model.transformer import Transformer
+from hardsoft.model.spec import HeadSpec, LayerSpec, Mask, ModelSpec, Weighting
+from hardsoft.model.transformer import Block, Head, Transformer
 
 LinearForm = dict[str, float]
 
@@ -42,9 +43,6 @@ class Residual:
         self._index[name] = len(self.names)
         self.names.append(name)
         return name
-
-    def ensure(self, name: str) -> str:
-        return name if name in self._index else self.add(name)
 
     def __contains__(self, name: str) -> bool:
         return name in self._index
@@ -114,27 +112,49 @@ def _fill_form(weight: torch.Tensor, col: int, form: LinearForm, res: Residual) 
         weight[res[name], col] += coef
 
 
+def _fill_layer(block: Block, layer: CraftLayer, residual: Residual) -> None:
+    """Write one craft layer's heads and neurons into ``block``'s (zero) weights."""
+    for head_module, h in zip(block.heads, layer.heads):
+        head = cast(Head, head_module)
+        for d, (qf, kf) in enumerate(zip(h.query, h.key)):
+            _fill_form(head.W_Q, d, qf, residual)
+            _fill_form(head.W_K, d, kf, residual)
+        for m, (target, vf) in enumerate(h.output.items()):
+            _fill_form(head.W_V, m, vf, residual)
+            head.W_O[m, residual[target]] = 1.0
+    for u, neuron in enumerate(layer.neurons):
+        _fill_form(block.W_in, u, neuron.inputs, residual)
+        block.b_in[u] = neuron.bias
+        for target, w in neuron.outputs.items():
+            block.W_out[u, residual[target]] += w
+    for target, b in layer.output_bias.items():
+        block.b_out[residual[target]] += b
+
+
 def assemble(
     *,
     alphabet: Iterable[str],
     position_features: Iterable[str],
     residual: Residual,
     layers: list[CraftLayer],
-    outputs: list[str],
+    outputs: Sequence[str | LinearForm],
+    output_names: tuple[str, ...] = (),
     name: str = "",
     meta: dict | None = None,
     dtype: torch.dtype = torch.float64,
 ) -> Transformer:
-    """Build the Transformer whose weights realise ``layers``; ``outputs`` name the residual
-    coordinates read by ``W_U`` (output 0 is the acceptance coordinate)."""
+    """Build the Transformer whose weights realise ``layers``. ``outputs`` are what ``W_U``
+    reads, one per output (output 0 is the acceptance coordinate): a residual coordinate's
+    name, or a linear form of the residual (a constant term through the feature ``pos:1``);
+    ``output_names`` optionally names the outputs."""
     alphabet = tuple(alphabet)
     features = tuple(position_features)
     spec_layers = []
     for layer in layers:
         heads = tuple(
             HeadSpec(
-                weighting=h.weighting,
-                mask=h.mask,
+                weighting=Weighting.parse(h.weighting, "weighting"),
+                mask=Mask.parse(h.mask, "mask"),
                 tau=h.tau,
                 d_head=len(h.query),
                 d_value=len(h.output),
@@ -152,6 +172,7 @@ def assemble(
         position_features=features,
         d_out=len(outputs),
         name=name,
+        output_names=tuple(output_names),
     )
     model = Transformer(spec, dtype=torch.float64)
     with torch.no_grad():
@@ -165,22 +186,10 @@ def assemble(
                     model.W_pos[row, residual[nm]] = 1.0
                 row += 1
         for block, layer in zip(model.blocks, layers):
-            for head, h in zip(block.heads, layer.heads):
-                for d, (qf, kf) in enumerate(zip(h.query, h.key)):
-                    _fill_form(head.W_Q, d, qf, residual)
-                    _fill_form(head.W_K, d, kf, residual)
-                for m, (target, vf) in enumerate(h.output.items()):
-                    _fill_form(head.W_V, m, vf, residual)
-                    head.W_O[m, residual[target]] = 1.0
-            for u, neuron in enumerate(layer.neurons):
-                _fill_form(block.W_in, u, neuron.inputs, residual)
-                block.b_in[u] = neuron.bias
-                for target, w in neuron.outputs.items():
-                    block.W_out[u, residual[target]] += w
-            for target, b in layer.output_bias.items():
-                block.b_out[residual[target]] += b
+            _fill_layer(cast(Block, block), layer, residual)
         for k, out in enumerate(outputs):
-            model.W_U[residual[out], k] = 1.0
+            for name, coef in ({out: 1.0} if isinstance(out, str) else out).items():
+                model.W_U[residual[name], k] += coef
     model.meta = dict(meta or {})
     model.meta.setdefault("residual", list(residual.names))
     return model.to(dtype)
@@ -191,48 +200,19 @@ def assemble(
 
 def round_bool(src: LinearForm | str, dst: str) -> list[Neuron]:
     """``dst += round(x)`` with ``round(x) = ReLU(3x − 1) − ReLU(3x − 2)``: maps an approximate
-    Boolean (x in [0, 1/3] or [2/3, 1]) to exactly 0 or 1 (Yang et al. (2026) §3.4, Lemma 9)."""
+    Boolean (x in [0, 1/3] or [2/3, 1]) to exactly 0 or 1 (Yang et al. (2026) Lemma 9)."""
     form = {src: 1.0} if isinstance(src, str) else src
     three = {k: 3.0 * v for k, v in form.items()}
     return [Neuron(three, -1.0, {dst: 1.0}), Neuron(three, -2.0, {dst: -1.0})]
 
 
-def step_at(form: LinearForm, threshold: float, dst: str, width: float = 1.0) -> list[Neuron]:
-    """``dst += [form >= threshold]`` for values that avoid ``(threshold − width, threshold)``:
-    ``ReLU(x − t + w)/w − ReLU(x − t)/w``."""
+def ramp(form: LinearForm, lo: float, hi: float, dst: str) -> list[Neuron]:
+    """``dst += clip((x − lo)/(hi − lo), 0, 1)``: exactly 0 for ``x <= lo`` and exactly 1 for
+    ``x >= hi`` (two ReLUs); the step that reads a value known to avoid ``(lo, hi)``."""
+    width = hi - lo
+    if width <= 0:
+        raise ValueError(f"ramp needs lo < hi, got {lo} >= {hi}")
     return [
-        Neuron(dict(form), -threshold + width, {dst: 1.0 / width}),
-        Neuron(dict(form), -threshold, {dst: -1.0 / width}),
+        Neuron(dict(form), -lo, {dst: 1.0 / width}),
+        Neuron(dict(form), -hi, {dst: -1.0 / width}),
     ]
-
-
-def bool_and(a: str, b: str, dst: str) -> list[Neuron]:
-    """``dst += a ∧ b = ReLU(a + b − 1)`` on exact Booleans."""
-    return [Neuron({a: 1.0, b: 1.0}, -1.0, {dst: 1.0})]
-
-
-def bool_not(a: str, dst: str) -> list[Neuron]:
-    """``dst += ¬a = ReLU(1 − a)`` on exact Booleans."""
-    return [Neuron({a: -1.0}, 1.0, {dst: 1.0})]
-
-
-def bool_or(a: str, b: str, dst: str) -> list[Neuron]:
-    """``dst += a ∨ b = ReLU(a) + ReLU(b) − ReLU(a + b − 1)`` on exact Booleans."""
-    return [
-        Neuron({a: 1.0}, 0.0, {dst: 1.0}),
-        Neuron({b: 1.0}, 0.0, {dst: 1.0}),
-        Neuron({a: 1.0, b: 1.0}, -1.0, {dst: -1.0}),
-    ]
-
-
-def copy_nonneg(src: LinearForm | str, dst: str, weight: float = 1.0) -> list[Neuron]:
-    """``dst += weight · x`` for a non-negative value x (one ReLU)."""
-    form = {src: 1.0} if isinstance(src, str) else src
-    return [Neuron(dict(form), 0.0, {dst: weight})]
-
-
-def copy_signed(src: LinearForm | str, dst: str, weight: float = 1.0) -> list[Neuron]:
-    """``dst += weight · x`` for any real x (two ReLUs)."""
-    form = {src: 1.0} if isinstance(src, str) else src
-    neg = {k: -v for k, v in form.items()}
-    return [Neuron(dict(form), 0.0, {dst: weight}), Neuron(neg, 0.0, {dst: -weight})]

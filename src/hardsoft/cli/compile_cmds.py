@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -11,8 +12,13 @@ from hardsoft.cli import app
 from hardsoft.cli.common import console, int_option, output_file_option, print_json
 from hardsoft.errors import HardsoftError
 
+if TYPE_CHECKING:
+    from hardsoft.compile.compiler import FormulaInput
 
-def _resolve_formula(text: str, alphabet: str | None) -> tuple[str, str]:
+
+def _resolve_formula(
+    text: str, alphabet: str | None, need_alphabet: bool = True
+) -> tuple[str, str]:
     """A formula text and its alphabet: ``text`` itself, or a named formula (``@name`` or a
     plain library name) whose alphabet is the default."""
     from hardsoft.logic import FORMULAS
@@ -23,17 +29,46 @@ def _resolve_formula(text: str, alphabet: str | None) -> tuple[str, str]:
         return entry.text, "".join(validate.alphabet(alphabet or entry.alphabet, "--alphabet"))
     if text.startswith("@"):
         raise HardsoftError(f"unknown named formula {name!r} (known: {', '.join(FORMULAS)})")
-    if not alphabet:
+    if not alphabet and need_alphabet:
         raise HardsoftError("give the alphabet with --alphabet (e.g. --alphabet 01)")
-    return text, "".join(validate.alphabet(alphabet, "--alphabet"))
+    return text, "".join(validate.alphabet(alphabet, "--alphabet")) if alphabet else ""
+
+
+def parse_outputs(specs: list[str], alphabet: str | None) -> tuple[list[tuple[str, str]], str]:
+    """``--output NAME=FORMULA`` options as ``(name, formula text)`` pairs and the alphabet
+    (a named formula's when ``--alphabet`` is not given and every output names the same one).
+    An empty or repeated name is a one-line error (checked again by the compiler)."""
+    pairs: list[tuple[str, str]] = []
+    alphabets = set()
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        if not sep:
+            raise HardsoftError(f"--output expects NAME=FORMULA, got {spec!r}")
+        name = name.strip()
+        if not name:
+            raise HardsoftError(f"--output {spec!r}: the output name is empty")
+        if any(name == other for other, _ in pairs):
+            raise HardsoftError(f"--output: the output name {name!r} is given twice")
+        text, alpha = _resolve_formula(text.strip(), alphabet, need_alphabet=False)
+        if alpha:
+            alphabets.add(alpha)
+        pairs.append((name, text))
+    if alphabet:
+        return pairs, "".join(validate.alphabet(alphabet, "--alphabet"))
+    if len(alphabets) != 1:
+        raise HardsoftError("give the alphabet with --alphabet (e.g. --alphabet 01)")
+    return pairs, alphabets.pop()
 
 
 def print_certificate(cert: dict) -> None:
     """A human-readable summary of a certificate."""
     console.print(f"formula    {cert['formula']}   ({cert['fragment']})")
+    if len(cert.get("outputs", [])) > 1 or (cert.get("outputs") and cert["outputs"][0]["name"]):
+        for o in cert["outputs"]:
+            console.print(f"output {o['output_coordinate']}   {o['name']} = {o['formula']}")
     console.print(
         f"target     {cert['target']}{' (causal: future masks only)' if cert['causal'] else ''}"
-        f"   masks: {', '.join(cert['masks']) or '-'}"
+        f"   --masks {cert['masks_mode']}: {', '.join(cert['masks']) or '-'}"
     )
     console.print(
         f"size       {cert['layers']} layers, {cert['heads_total']} heads, residual width "
@@ -51,6 +86,19 @@ def print_certificate(cert: dict) -> None:
                 f"({t['heads']} heads)"
             )
     console.print(f"order      {cert['tau_order']}")
+    fl = cert["float_limits"]
+    if fl["float64"] is not None:
+        console.print(
+            f"rounding   within the bounds up to n = {fl['float64']} in float64, "
+            f"{fl['float32']} in float32 (binding: {', '.join(fl['binding_heads'])})"
+        )
+    independent = "yes" if cert["n_independent"] else "no"
+    console.print(f"n-free     computation at position i independent of n: {independent}")
+    for h in cert["heads"]:
+        console.print(
+            f"head {h['layer']}.{h['head']}   {h['gadget']:<22} {h['weighting']:<9} "
+            f"{h['mask']:<13} {h['theorem']}"
+        )
     console.print(
         f"error      max proven head error {cert['max_error_bound']:.3g} "
         f"< rounding margin {cert['rounding_margin']:.3g}: {cert['bounds_below_margin']}"
@@ -60,22 +108,44 @@ def print_certificate(cert: dict) -> None:
 @app.command("compile")
 def compile_cmd(
     formula: str = typer.Argument(
-        ..., help="A formula, e.g. \"MOD(2, 1)(#<['1'])\", or a named formula such as parity-mod."
+        None,
+        help="A formula, e.g. \"MOD(2, 1)(#<['1'])\", or a named formula such as parity-mod "
+        "(or give named outputs with --output instead).",
+    ),
+    output: list[str] = typer.Option(
+        None,
+        "--output",
+        help="A named output NAME=FORMULA (repeatable, in order): output coordinate k is the "
+        "k-th output's value.",
     ),
     alphabet: str = typer.Option(None, "--alphabet", "-a", help="The input alphabet, e.g. 01."),
     target: str = typer.Option("hard", "--target", "-t", help="hard | soft-temperature | soft-pe."),
     causal: bool = typer.Option(False, "--causal", help="Future masks only (past fragment)."),
+    masks: str = typer.Option(
+        None,
+        "--masks",
+        help="strict (the default: any mask, strict-future j < i included) | nonstrict (only "
+        "none, future j <= i and past j >= i, as in Yang et al. (2026) and GPT-style decoders).",
+    ),
     out: Path = output_file_option(required=False, help="Write the model (.safetensors)."),
     n: int = int_option(1000, "--n", lo=1, help="Length at which to evaluate tau(n) and bounds."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Compile FORMULA into a transformer whose output is the formula's value (exactly 0/1) at
-    every position; print the certificate (features, tau(n), error bounds, size)."""
+    """Compile FORMULA (or the named --output formulas) into a transformer whose output is the
+    formula's value (exactly 0/1) at every position; print the certificate (features, tau(n),
+    error bounds, size)."""
     from hardsoft.compile import compile_formula
     from hardsoft.model import save_model
 
-    text, alpha = _resolve_formula(formula, alphabet)
-    model = compile_formula(text, alpha, target=target, causal=causal, n=n)
+    if (formula is None) == (not output):
+        raise HardsoftError("give either FORMULA or one or more --output NAME=FORMULA")
+    if output:
+        pairs, alpha = parse_outputs(output, alphabet)
+        source: FormulaInput = dict(pairs)
+    else:
+        source, alpha = _resolve_formula(formula, alphabet)
+    options = {} if masks is None else {"masks": masks}
+    model = compile_formula(source, alpha, target=target, causal=causal, n=n, **options)
     cert = model.meta["certificate"]
     if out is not None:
         save_model(model, out)

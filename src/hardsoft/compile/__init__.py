@@ -8,6 +8,7 @@ certificate. See docs/compiler.md.
 'Theta(1/n^3) (table lookup of counts with bounded position features)'
 """
 
-from hardsoft.compile.compiler import TARGETS, compile_formula
+from hardsoft.compile.compiler import compile_formula, named_outputs
+from hardsoft.compile.targets import MASK_MODES, TARGETS, MaskMode, Target
 
-__all__ = ["TARGETS", "compile_formula"]
+__all__ = ["MASK_MODES", "TARGETS", "MaskMode", "Target", "compile_formula", "named_outputs"]

@@ -1,9 +1,11 @@
 """The certificate of a compiled model: what it uses and what is proven about it.
 
-It lists the position features (and whether each is bounded), every distinct τ(n) with its
-value at the requested ``n``, each head's gadget and proven attention-error bound, the
-rounding margin those bounds must stay under, and the size of the model (layers, heads,
-residual width, parameters). It is a plain JSON-ready dict stored in
+It lists the outputs (name, formula, output coordinate), the position features (and whether
+each is bounded and whether it depends on n), every distinct τ(n) with its value at the
+requested ``n``, each head's gadget, the theorem or proposition of Yang, Strobl, Chiang &
+Angluin (TACL 2026) behind it and its proven attention-error bound, the rounding margin those
+bounds must stay under, whether the model's computation involves n at all, and the size of the
+model (layers, heads, residual width, parameters). It is a plain JSON-ready dict stored in
 ``model.meta["certificate"]`` and therefore in the saved file.
 """
 
@@ -11,69 +13,134 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from hardsoft.compile import bounds as B
+from hardsoft.compile.targets import MaskMode, Target
+from hardsoft.craft import LinearForm
 from hardsoft.logic.syntax import Formula, fragment, size, to_text
 from hardsoft.model.features import parse_feature
 from hardsoft.model.spec import eval_tau
 from hardsoft.model.transformer import Transformer
 
-
-def head_bound_at(info: dict, n: int) -> float:
-    """A head's proven error bound at length ``n`` (the shift bound depends on ``n``)."""
-    fn = info.get("_bound_fn")
-    if fn and fn[0] == "shift":
-        return B.shift_bound(fn[1], n)
-    return float(info.get("error_bound", 0.0))
+_ORDER_TEXT = {
+    0: "tau = 1 (only uniform heads)",
+    1: "Theta(1/n)",
+    3: "Theta(1/n^3) (table lookup of counts with bounded position features)",
+}
 
 
-def tau_order(target: str, taus: list[str]) -> str:
-    """The asymptotic order of the smallest temperature used."""
-    if target == "hard":
+def tau_order(target: Target, powers: list[int]) -> str:
+    """The asymptotic order of the smallest temperature used, from the heads' τ(n) powers."""
+    if target is Target.HARD:
         return "hard attention (no temperature)"
-    if target == "soft-pe":
+    if target is Target.SOFT_PE:
         return "tau = 1 (unbounded position features scale the scores)"
-    if any("n**3" in t for t in taus):
-        return "Theta(1/n^3) (table lookup of counts with bounded position features)"
-    if taus:
-        return "Theta(1/n)"
-    return "tau = 1 (only uniform heads)"
+    power = max(powers, default=0)
+    return _ORDER_TEXT.get(power, f"Theta(1/n^{power})")
+
+
+def depends_on_n(feature: str) -> bool:
+    """Whether a position feature's value at position i changes with the length n (compared
+    at the positions two lengths share)."""
+    f = parse_feature(feature)
+    short, long = f.compute(7, torch.float64), f.compute(11, torch.float64)
+    return not torch.equal(short, long[:7])
+
+
+def n_independence(features: list[str], heads: list[dict[str, Any]]) -> dict[str, Any]:
+    """Whether the computation at position i involves n at all: no feature depends on n and
+    no head has a temperature τ(n). Causal models that pass compute the same activations at
+    positions 1..i for every extension of a prefix (Yang et al. (2026) Thm. 16)."""
+    n_features = [f for f in features if depends_on_n(f)]
+    n_heads = [f"{h['layer']}.{h['head']}" for h in heads if h.get("tau")]
+    return {
+        "n_independent": not n_features and not n_heads,
+        "n_dependent_features": n_features,
+        "heads_with_tau": n_heads,
+    }
+
+
+def float_limits(heads: list[dict[str, Any]]) -> dict[str, Any]:
+    """The largest n at which every head still meets its bound in float64 / float32 (the
+    minimum over heads; None: no head limits it), and the heads that bind."""
+    limited = [h for h in heads if h.get("max_exact_n")]
+    out: dict[str, Any] = {}
+    for fmt in B.UNIT_ROUNDOFF:
+        out[fmt] = min((h["max_exact_n"][fmt] for h in limited), default=None)
+    out["binding_heads"] = [
+        f"{h['layer']}.{h['head']} {h['gadget']}"
+        for h in limited
+        if h["max_exact_n"]["float64"] == out["float64"]
+    ]
+    out["derivation"] = (
+        "first-order rounding model per head (docs/compiler.md): scores of size O(n) with a "
+        "fixed gap give n <= 1/(c u); values read from uniform counts (C/N with relative "
+        "error up to N u) give n <= (c u)^(-1/2); u = 2^-53 (float64), 2^-24 (float32)"
+    )
+    return out
 
 
 def build_certificate(
     *,
     model: Transformer,
-    formula: Formula,
+    outputs: list[tuple[str, Formula, LinearForm]],
     alphabet: tuple[str, ...],
-    target: str,
+    target: Target,
+    masks: MaskMode,
     causal: bool,
     head_info: list[dict],
     features: list[str],
     n: int,
     ir_size: int,
-    output: str,
     seconds: float,
 ) -> dict[str, Any]:
-    """Assemble the certificate dict (see the module docstring)."""
+    """Assemble the certificate dict (see the module docstring). ``outputs`` lists
+    ``(name, formula, linear form of the residual read by W_U)`` per output coordinate (name
+    ``""`` when the model has one unnamed output)."""
     heads = []
     for info in head_info:
         entry = {k: v for k, v in info.items() if not k.startswith("_")}
         entry["tau_at_n"] = eval_tau(info["tau"], n) if info.get("tau") else None
-        entry["error_bound_at_n"] = head_bound_at(info, n)
+        entry["error_bound_at_n"] = info["_bound"].at(n)
         heads.append(entry)
     taus = sorted({h["tau"] for h in heads if h.get("tau")})
     soft = [h for h in heads if h["weighting"] == "softmax"]
     max_bound = max((h["error_bound"] for h in soft), default=0.0)
-    frag = fragment(formula)
+    formulas = [f for _, f, _ in outputs]
+    whole = formulas[0]
+    for f in formulas[1:]:
+        whole = whole & f  # Boolean glue: the smallest fragment holding every output
+    named = bool(outputs[0][0])
     return {
-        "formula": to_text(formula),
+        "formula": (
+            to_text(formulas[0])
+            if not named
+            else "; ".join(f"{nm}={to_text(f)}" for nm, f, _ in outputs)
+        ),
+        "outputs": [
+            {
+                "name": nm,
+                "formula": to_text(f),
+                "fragment": fragment(f).name,
+                "output_coordinate": k,
+                "readout": dict(form),
+            }
+            for k, (nm, f, form) in enumerate(outputs)
+        ],
         "alphabet": "".join(alphabet),
-        "target": target,
+        "target": str(target),
+        "masks_mode": str(masks),
         "causal": causal,
-        "fragment": frag.name,
+        "fragment": fragment(whole).name,
         "masks": sorted({h["mask"] for h in heads}),
         "weightings": sorted({h["weighting"] for h in heads}),
-        "position_features": [{"name": f, "bounded": parse_feature(f).bounded} for f in features],
+        "position_features": [
+            {"name": f, "bounded": parse_feature(f).bounded, "depends_on_n": depends_on_n(f)}
+            for f in features
+        ],
         "bounded_position_features": all(parse_feature(f).bounded for f in features),
+        **n_independence(features, heads),
         "n": n,
         "tau": [
             {
@@ -83,19 +150,21 @@ def build_certificate(
             }
             for t in taus
         ],
-        "tau_order": tau_order(target, taus),
+        "tau_power": max((h["tau_power"] for h in heads), default=0),
+        "tau_order": tau_order(target, [h["tau_power"] for h in heads]),
         "heads": heads,
         "max_error_bound": max_bound,
+        "float_limits": float_limits(heads),
         "rounding_margin": B.ROUNDING_MARGIN,
         "bounds_below_margin": max_bound < B.ROUNDING_MARGIN,
-        "exact_by_construction": target == "hard",
+        "exact_by_construction": target is Target.HARD,
         "layers": len(model.blocks),
         "heads_total": len(heads),
         "residual_width": model.spec.d_model,
         "parameters": model.parameter_count(),
         "ffn_width_max": max((layer.d_ff for layer in model.spec.layers), default=0),
         "distinct_nodes": ir_size,
-        "formula_size": size(formula),
-        "output_coordinate": output,
+        "formula_size": sum(size(f) for f in formulas),
+        "readout": dict(outputs[0][2]),
         "compile_seconds": round(seconds, 4),
     }

@@ -1,8 +1,13 @@
-"""Experiment ``compiler``: Yang, Strobl, Chiang & Angluin (TACL 2026) §4 (Theorems 12, 13, 15, 16,
-20, 21, Corollaries 17, 18, 22, 23) by construction. For each theorem a representative formula is
-compiled for every target (unique/average-hard, softmax with τ(n) and bounded position features,
-softmax with τ = 1 and unbounded features; causal where the theorem is about future-masked decoders)
-and checked against the logic evaluator on all short strings and on long random ones.
+"""Experiment ``compiler``: Yang, Strobl, Chiang & Angluin (TACL 2026) §4 (Thms. 12, 13, 15,
+16, 20, 21, Cors. 17, 18, 22, 23) by construction. For each theorem a representative formula
+is compiled for every target (unique/average-hard, softmax with τ(n) and bounded position
+features, softmax with τ = 1 and unbounded features; causal where the theorem is about
+future-masked decoders) and both mask modes (``strict``; ``nonstrict``: only the masks none,
+j ≤ i and j ≥ i, with the paper's constructions), and checked against the logic evaluator on
+all short strings and on long random ones.
+
+A side-by-side table compares the two mask modes on soft-temperature: layers, heads, width,
+parameters, τ(n) and the largest exact temperature found by bisection.
 
 The figure probes the temperature: every soft head's τ(n) is multiplied by a common factor
 ``s`` and the largest ``s`` that keeps every output exact is found by bisection at several
@@ -13,6 +18,8 @@ The figure probes the temperature: every soft head's τ(n) is multiplied by a co
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from typing import Any, cast
 
 import numpy as np
 
@@ -21,6 +28,7 @@ from hardsoft.compile import compile_formula
 from hardsoft.experiments import Context, Result, Table, register
 from hardsoft.logic import evaluate, parse
 from hardsoft.model import eval_tau
+from hardsoft.model.transformer import Block, Head, Transformer
 
 THEOREMS = [
     ("Thm 12", "TL[Y,X]", "E ('a' & X ('b' & X 'c'))", "abc", False),
@@ -41,6 +49,7 @@ THEOREMS = [
     ),
 ]
 TARGETS = ("hard", "soft-temperature", "soft-pe")
+MASKS = ("strict", "nonstrict")
 
 PROBES = [
     ("Y '1'", "01"),
@@ -54,45 +63,49 @@ def _exhaustive_n(alphabet: str, quick: bool) -> int:
     return (8 if quick else 10) if len(alphabet) == 2 else (5 if quick else 6)
 
 
+def _check_row(ctx: Context, theorem: tuple, target: str, masks: str) -> tuple[list, int, int]:
+    """One row of the theorem table: compile, check against the evaluator, summarise."""
+    thm, frag, text, alphabet, causal = theorem
+    formula = parse(text, alphabet=alphabet)
+    model = compile_formula(formula, alphabet, target, causal, masks=masks, n=1000)
+    cert = model.meta["certificate"]
+    rep = check_formula(
+        model,
+        formula,
+        exhaustive_max_n=_exhaustive_n(alphabet, ctx.quick),
+        random_n=[100, 1000] if ctx.quick else [100, 1000, 10000],
+        samples=2 if ctx.quick else 4,
+        seed=ctx.seed,
+    )
+    taus = ", ".join(t["expression"] for t in cert["tau"]) or ("hard" if target == "hard" else "1")
+    row = [
+        thm,
+        frag,
+        text,
+        target + (" causal" if causal else ""),
+        masks,
+        "yes" if cert["n_independent"] else "no",
+        cert["layers"],
+        cert["residual_width"],
+        taus,
+        f"{cert['max_error_bound']:.3g}",
+        rep["max_n"],
+        rep["mismatches"],
+    ]
+    return row, rep["mismatches"], rep["max_n"]
+
+
 def theorem_table(ctx: Context) -> tuple[Table, int, int]:
-    """Compile and check every (theorem, target); returns the table, the total mismatches and
-    the largest n checked."""
+    """Compile and check every (theorem, target, mask mode); returns the table, the total
+    mismatches and the largest n checked."""
     rows = []
     total_bad = 0
     largest = 0
-    random_n = [100, 1000] if ctx.quick else [100, 1000, 10000]
-    for thm, frag, text, alphabet, causal in THEOREMS:
-        formula = parse(text, alphabet=alphabet)
-        for target in TARGETS:
-            model = compile_formula(formula, alphabet, target, causal, n=1000)
-            cert = model.meta["certificate"]
-            rep = check_formula(
-                model,
-                formula,
-                exhaustive_max_n=_exhaustive_n(alphabet, ctx.quick),
-                random_n=random_n,
-                samples=2 if ctx.quick else 4,
-                seed=ctx.seed,
-            )
-            total_bad += rep["mismatches"]
-            largest = max(largest, rep["max_n"])
-            taus = ", ".join(t["expression"] for t in cert["tau"]) or (
-                "hard" if target == "hard" else "1"
-            )
-            rows.append(
-                [
-                    thm,
-                    frag,
-                    text,
-                    target + (" causal" if causal else ""),
-                    cert["layers"],
-                    cert["residual_width"],
-                    taus,
-                    f"{cert['max_error_bound']:.3g}",
-                    rep["max_n"],
-                    rep["mismatches"],
-                ]
-            )
+    for theorem, target, masks in itertools.product(THEOREMS, TARGETS, MASKS):
+        row, bad, max_n = _check_row(ctx, theorem, target, masks)
+        rows.append(row)
+        total_bad += bad
+        largest = max(largest, max_n)
     table = Table(
         title="Yang et al. (2026) §4 by construction: compiled models vs the logic evaluator",
         columns=[
@@ -100,6 +113,8 @@ def theorem_table(ctx: Context) -> tuple[Table, int, int]:
             "fragment",
             "formula",
             "target",
+            "masks",
+            "n-independent",
             "layers",
             "width",
             "tau(n)",
@@ -112,23 +127,24 @@ def theorem_table(ctx: Context) -> tuple[Table, int, int]:
     return table, total_bad, largest
 
 
-def _scale_taus(model, factor: float, original: list) -> None:
+def _scale_taus(model: Transformer, factor: float, original: list[str | None]) -> None:
     """Multiply every soft head's τ(n) by ``factor`` (heads with τ = 1 are left alone)."""
-    k = 0
-    for block in model.blocks:
-        for head in block.heads:
-            tau = original[k]
-            k += 1
-            if tau is not None:
-                head.spec = dataclasses.replace(head.spec, tau=f"({tau})*{factor!r}")
+    heads = [cast(Head, head) for block in model.blocks for head in cast(Block, block).heads]
+    for head, tau in zip(heads, original):
+        if tau is not None:
+            head.spec = dataclasses.replace(head.spec, tau=f"({tau})*{factor!r}")
 
 
-def largest_exact_factor(text: str, alphabet: str, n: int, strings: int, seed: int) -> float:
+def largest_exact_factor(
+    text: str, alphabet: str, n: int, strings: int, seed: int, masks: str = "strict"
+) -> float:
     """The largest ``s`` (bisection on log2 s in [0, 48]) such that the soft-temperature model
     with every τ multiplied by ``s`` is still exact on ``strings`` random words of length n."""
     formula = parse(text, alphabet=alphabet)
-    model = compile_formula(formula, alphabet, "soft-temperature")
-    original = [head.spec.tau for block in model.blocks for head in block.heads]
+    model = compile_formula(formula, alphabet, "soft-temperature", masks=masks)
+    original = [
+        cast(Head, head).spec.tau for block in model.blocks for head in cast(Block, block).heads
+    ]
     rng = np.random.default_rng(seed + n)
     ids = rng.integers(0, len(alphabet), size=(strings, n))
     ref = evaluate(formula, ids, list(alphabet)).astype(np.float64)
@@ -152,25 +168,61 @@ def largest_exact_factor(text: str, alphabet: str, n: int, strings: int, seed: i
     return 2.0**lo
 
 
-@register(
-    "compiler",
-    title="Temporal logic with counting compiled to hard and soft attention (Yang et al. 2026, §4)",
-    version="1",
-    order=30,
-    seed_ref="Yang et al. (2026) §4",
-)
-def run(ctx: Context) -> Result:
-    import matplotlib
+def masks_table(ctx: Context) -> tuple[Table, dict[str, Any]]:
+    """Strict vs non-strict masks side by side (soft-temperature): size, τ(n) and the largest
+    exact temperature (common multiplier s_max of every τ, times the smallest certified τ)."""
+    n = 128 if ctx.quick else 512
+    rows = []
+    totals = {m: {"layers": 0, "heads": 0, "width": 0, "parameters": 0} for m in MASKS}
+    for _, _, text, alphabet, causal in THEOREMS:
+        row: list[Any] = [text + (" (causal)" if causal else "")]
+        for masks in MASKS:
+            cert = compile_formula(text, alphabet, "soft-temperature", causal, masks=masks).meta[
+                "certificate"
+            ]
+            if cert["tau"]:
+                smallest = min(cert["tau"], key=lambda t: t["value_at_n"])["expression"]
+                s = largest_exact_factor(text, alphabet, n, 4, ctx.seed, masks=masks)
+                exact_tau = f"{s * eval_tau(smallest, n):.3g}"
+            else:
+                exact_tau = "- (no temperature)"
+            sizes = [
+                cert["layers"],
+                cert["heads_total"],
+                cert["residual_width"],
+                cert["parameters"],
+            ]
+            for key, value in zip(totals[masks], sizes):
+                totals[masks][key] += value
+            row += ["/".join(map(str, sizes)), ", ".join(t["expression"] for t in cert["tau"])]
+            row.append(exact_tau)
+        rows.append(row)
+    table = Table(
+        title=(
+            f"Strict vs non-strict masks (soft-temperature): layers/heads/width/parameters, "
+            f"τ(n) and the largest exact τ at n = {n}"
+        ),
+        columns=[
+            "formula",
+            "strict size",
+            "strict tau(n)",
+            "strict largest exact tau",
+            "nonstrict size",
+            "nonstrict tau(n)",
+            "nonstrict largest exact tau",
+        ],
+        rows=rows,
+    )
+    return table, totals
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    table, total_bad, largest = theorem_table(ctx)
+def _probe(ctx: Context, ax: Any) -> tuple[list[list[Any]], dict[str, float]]:
+    """The temperature probe: certified vs largest exact τ at several n (strict masks)."""
     ns = [8, 32, 128, 512] if ctx.quick else [8, 32, 128, 512, 2048]
     probes = PROBES[:2] if ctx.quick else PROBES
     strings = 4 if ctx.quick else 8
-    probe_rows = []
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    rows: list[list[Any]] = []
+    slopes = {}
     for text, alphabet in probes:
         model = compile_formula(text, alphabet, "soft-temperature")
         smallest = min(model.meta["certificate"]["tau"], key=lambda t: t["value_at_n"])
@@ -181,7 +233,31 @@ def run(ctx: Context) -> Result:
         (line,) = ax.loglog(ns, exact_tau, "o-", label=f"largest exact τ: {text}")
         ax.loglog(ns, cert_tau, "--", color=line.get_color(), label=f"certificate τ = {expr}")
         for n, f, c in zip(ns, factors, cert_tau):
-            probe_rows.append([text, n, expr, f"{c:.3g}", f"{f:.3g}", f"{c * f:.3g}"])
+            rows.append([text, n, expr, f"{c:.3g}", f"{f:.3g}", f"{c * f:.3g}"])
+        ys = np.log(exact_tau)
+        if np.all(np.isfinite(ys)):
+            slopes[text] = float(np.polyfit(np.log(ns), ys, 1)[0])
+    return rows, slopes
+
+
+@register(
+    "compiler",
+    title="Temporal logic with counting compiled to hard and soft attention "
+    "(Yang et al. (2026) §4)",
+    version="2",
+    order=30,
+    seed_ref="Yang et al. (2026) §4",
+)
+def run(ctx: Context) -> Result:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table, total_bad, largest = theorem_table(ctx)
+    comparison, totals = masks_table(ctx)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    probe_rows, slopes = _probe(ctx, ax)
     ax.set_xlabel("input length n")
     ax.set_ylabel("temperature τ(n) (smallest-τ head)")
     ax.set_title("Soft-temperature compiled models: certified vs largest exact temperature")
@@ -195,18 +271,15 @@ def run(ctx: Context) -> Result:
         columns=["formula", "n", "certificate tau(n)", "tau at n", "s max", "largest exact tau"],
         rows=probe_rows,
     )
-    slopes = {}
-    for text, _ in probes:
-        pts = [(r[1], float(r[5])) for r in probe_rows if r[0] == text]
-        xs = np.log([p[0] for p in pts])
-        ys = np.log([p[1] for p in pts])
-        if np.all(np.isfinite(ys)):
-            slopes[text] = float(np.polyfit(xs, ys, 1)[0])
+    strict, loose = totals["strict"], totals["nonstrict"]
     summary = (
         f"Every theorem of Yang et al. (2026) §4 ({len(THEOREMS)} results × {len(TARGETS)} "
-        f"targets) compiles to a model that agrees with the logic evaluator at every position: "
-        f"{total_bad} mismatching strings, lengths up to {largest}. Fitted log-log slopes of "
-        "the largest exact temperature against n: "
+        f"targets × {len(MASKS)} mask modes) compiles to a model that agrees with the logic "
+        f"evaluator at every position: {total_bad} mismatching strings, lengths up to "
+        f"{largest}. Non-strict masks (the paper's none / j ≤ i / j ≥ i) cost "
+        f"{loose['layers']} layers and {loose['heads']} heads in total against "
+        f"{strict['layers']} and {strict['heads']} with strict masks (soft-temperature). "
+        "Fitted log-log slopes of the largest exact temperature against n: "
         + ", ".join(f"{k}: {v:.2f}" for k, v in slopes.items())
         + " (−1 means Θ(1/n) is needed and the certificate's order is tight)."
     )
@@ -216,11 +289,12 @@ def run(ctx: Context) -> Result:
             "largest_n_checked": largest,
             "temperature_slopes": slopes,
             "rows": len(table.rows),
+            "mask_mode_totals": totals,
         },
         figures=[fig_path.name],
-        tables=[table, probe_table],
+        tables=[table, comparison, probe_table],
         summary=summary,
     )
 
 
-__all__ = ["run", "largest_exact_factor", "theorem_table"]
+__all__ = ["largest_exact_factor", "masks_table", "run", "theorem_table"]

@@ -1,5 +1,5 @@
-"""Named formulas: the papers' examples (Yang, Strobl, Chiang & Angluin (TACL 2026) §4) and the
-languages the project studies, each with its alphabet and a description of the language it defines.
+"""Named formulas: the examples of Yang, Strobl, Chiang & Angluin (TACL 2026) §4 and the languages
+the project studies, each with its alphabet and a description of the language it defines.
 
 A word is accepted when the formula holds at its last position, so every language here is a set
 of non-empty words (the empty word has no last position; see :mod:`.semantics`).
@@ -52,7 +52,7 @@ _ENTRIES = [
         "MOD(2, 1)(#<['1'])",
         "01",
         "PARITY: an odd number of 1s (counting term with the numerical predicate MOD).",
-        "Yang et al. (2026) §4.4 (odd convention; Hahn's PARITY counts even)",
+        "Yang et al. (2026) §4.4 (odd convention; Hahn (2020) §4 counts even)",
     ),
     NamedFormula(
         "parity-count",
@@ -88,7 +88,7 @@ _ENTRIES = [
         "#<['a'] = #<['b'] & !E ('a' & P 'b')",
         "ab",
         "a^n b^n with n >= 1: as many a's as b's, and no a after a b.",
-        "a simple regular language",
+        "a simple language of hardsoft's set (docs/languages.md)",
     ),
     NamedFormula(
         "majority",
@@ -109,7 +109,7 @@ _ENTRIES = [
         "E (first & '1')",
         "01",
         "FIRST: the first symbol is 1.",
-        "a simple regular language",
+        "a simple language of hardsoft's set (docs/languages.md)",
     ),
 ]
 

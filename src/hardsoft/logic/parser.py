@@ -336,7 +336,7 @@ def _syntax_error(text: str, exc: UnexpectedInput, start: str) -> HardsoftError:
     expected = _describe_expected(_acceptable(exc), want)
     hint = ""
     if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream
+        pos = exc.pos_in_stream or 0
         char = text[pos]
         problem = f"unexpected character {char!r}; "
         if char == "'":
@@ -345,11 +345,13 @@ def _syntax_error(text: str, exc: UnexpectedInput, start: str) -> HardsoftError:
             hint = f" (symbols are written in quotes, like '{char}')"
     else:
         token = exc.token if isinstance(exc, UnexpectedToken) else None
-        at_end = token is None or token.type == "$END"
-        pos = len(text.rstrip()) if at_end or token is None else token.start_pos
         problem = ""
-        if not at_end and token.type in _TERM_START - {"_MINUS"} and expected == "a formula":
-            hint = " (a comparison of terms needs parentheses here)"
+        if token is None or token.type == "$END" or token.start_pos is None:
+            pos = len(text.rstrip())
+        else:
+            pos = token.start_pos
+            if token.type in _TERM_START - {"_MINUS"} and expected == "a formula":
+                hint = " (a comparison of terms needs parentheses here)"
     prev = _previous_token(text, pos, start)
     where = f" after {prev!r}" if prev is not None else ""
     line_no, column, excerpt = _caret(text, pos)
@@ -383,7 +385,7 @@ def _run(text: str, start: str, alphabet: Iterable[str] | None) -> Node:
     if not isinstance(text, str):
         raise HardsoftError(f"expected formula text, got {type(text).__name__}")
     try:
-        node = _parser(start).parse(text)
+        node: Node = _parser(start).parse(text)  # type: ignore[assignment]  # the transformer builds Nodes
     except UnexpectedInput as exc:
         raise _syntax_error(text, exc, start) from None
     except HardsoftError as exc:  # e.g. MOD(0, 1)(i): a well-formed but invalid node

@@ -15,6 +15,7 @@ import numpy as np
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.syntax import (
     COMPARE_OPS,
+    FUTURE_OPERATORS,
     Add,
     And,
     Compare,
@@ -64,7 +65,7 @@ ALL_OPERATORS: frozenset[str] = frozenset(
 )
 """Every operator name the generator (and :func:`~hardsoft.logic.syntax.operators`) knows."""
 
-PAST_OPERATORS: frozenset[str] = ALL_OPERATORS - {"X", "U", "F", "E", "last", "#>", "n"}
+PAST_OPERATORS: frozenset[str] = ALL_OPERATORS - FUTURE_OPERATORS
 """Operators whose value at ``i`` depends only on ``w_1..w_i`` (for causal targets)."""
 
 _BOOL = frozenset({"sym", "const", "!", "&", "|", "->"})

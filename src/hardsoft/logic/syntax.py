@@ -1,20 +1,23 @@
-"""Abstract syntax of the temporal logic LTL[C,+] (Yang et al. (2026) §4): formulas, counting
-terms, and structural queries (subformulas, size, depth, operators, fragments, pretty-printing).
+"""Abstract syntax of the temporal logic LTL[C,+] (Yang, Strobl, Chiang & Angluin (TACL 2026) §4):
+formulas, counting terms, and structural queries (subformulas, size, depth, operators,
+fragments, pretty-printing).
 
 Every node is a frozen, hashable dataclass with structural equality, so equal subtrees built
 separately compare and hash equal; the compiler relies on that to share common subformulas.
 Hashes are cached on first use, so hashing a large shared DAG is linear, not exponential.
 
-Positions are 1-based as in both papers: a word ``w`` has positions ``1..n``.
+Positions are 1-based as in the seeds: a word ``w`` has positions ``1..n``.
 """
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from hardsoft.errors import HardsoftError
+from hardsoft.logic.dag import topological
 
 __all__ = [
     "Node",
@@ -46,12 +49,12 @@ __all__ = [
     "Sub",
     "Scale",
     "COMPARE_OPS",
+    "FUTURE_OPERATORS",
     "KEYWORDS",
     "Fragment",
     "children",
     "subnodes",
     "subformulas",
-    "subterms",
     "symbols",
     "size",
     "depth",
@@ -62,7 +65,6 @@ __all__ = [
     "fragment",
     "to_text",
     "quote_symbol",
-    "linear_form",
 ]
 
 COMPARE_OPS: tuple[str, ...] = ("<", "<=", "=", "!=", ">=", ">")
@@ -74,9 +76,15 @@ KEYWORDS: frozenset[str] = frozenset(
 """Reserved words of the concrete syntax; symbols are always quoted, so ``'Y'`` is a symbol."""
 
 
-def _node(cls: type) -> type:
-    """Make ``cls`` a frozen dataclass whose (structural) hash is computed once and cached."""
-    cls = dataclass(frozen=True, repr=True, eq=True)(cls)
+_C = TypeVar("_C", bound=type)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+"""Field names of every node class (filled by :func:`_node`)."""
+
+
+def _node(cls: _C) -> _C:
+    """Give a frozen dataclass a (structural) hash that is computed once and cached, and an
+    iterative equality. Used as ``@_node`` over ``@dataclass(frozen=True)``, so type checkers
+    see the dataclass fields."""
     names = tuple(f.name for f in fields(cls))
     tag = cls.__name__
 
@@ -101,25 +109,27 @@ def _node(cls: type) -> type:
                 continue
             if type(x) is not type(y) or hash(x) != hash(y):
                 return False
-            for f in fields(x):
-                u, v = getattr(x, f.name), getattr(y, f.name)
+            for name in _FIELDS[type(x)]:
+                u, v = getattr(x, name), getattr(y, name)
                 if isinstance(u, Node) and isinstance(v, Node):
                     stack.append((u, v))
                 elif type(u) is not type(v) or u != v:
                     return False
         return True
 
-    init = cls.__init__
+    init: Callable[..., None] = cls.__dict__["__init__"]
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
         init(self, *args, **kwargs)
         hash(self)  # children are hashed already, so this is O(1) and never recursive
 
-    __init__.__signature__ = inspect.signature(init)  # type: ignore[attr-defined]
+    _FIELDS[cls] = names
+    # setattr: replacing a class's dunders once is what this decorator is for
+    setattr(__init__, "__signature__", inspect.signature(init))  # noqa: B010
     __init__.__doc__ = init.__doc__
-    cls.__hash__ = __hash__  # type: ignore[method-assign]
-    cls.__eq__ = __eq__  # type: ignore[method-assign]
-    cls.__init__ = __init__  # type: ignore[method-assign]
+    setattr(cls, "__hash__", __hash__)  # noqa: B010
+    setattr(cls, "__eq__", __eq__)  # noqa: B010
+    setattr(cls, "__init__", __init__)  # noqa: B010
     return cls
 
 
@@ -202,8 +212,9 @@ def _check_term(value: Any, cls: str) -> None:
 
 
 @_node
+@dataclass(frozen=True)
 class Sym(Formula):
-    """``'a'``: the symbol at position ``i`` is ``a`` (Q_a in Yang et al. 2026)."""
+    """``'a'``: the symbol at position ``i`` is ``a`` (Q_a in the seeds)."""
 
     symbol: str
 
@@ -213,6 +224,7 @@ class Sym(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Const(Formula):
     """``true`` / ``false``."""
 
@@ -224,11 +236,13 @@ class Const(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class First(Formula):
     """``first``: ``i = 1``."""
 
 
 @_node
+@dataclass(frozen=True)
 class Last(Formula):
     """``last``: ``i = n``."""
 
@@ -237,6 +251,7 @@ class Last(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Not(Formula):
     """``!φ``."""
 
@@ -247,6 +262,7 @@ class Not(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class And(Formula):
     """``φ & ψ``."""
 
@@ -259,6 +275,7 @@ class And(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Or(Formula):
     """``φ | ψ``."""
 
@@ -271,6 +288,7 @@ class Or(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Implies(Formula):
     """``φ -> ψ`` (``!φ | ψ``)."""
 
@@ -286,6 +304,7 @@ class Implies(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Prev(Formula):
     """``Y φ`` (yesterday / previous): ``i > 1`` and ``φ`` at ``i - 1``."""
 
@@ -296,6 +315,7 @@ class Prev(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Next(Formula):
     """``X φ`` (next): ``i < n`` and ``φ`` at ``i + 1``."""
 
@@ -306,6 +326,7 @@ class Next(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Since(Formula):
     """``φ S ψ`` (strict since): some ``j < i`` has ``ψ`` and every ``j < k < i`` has ``φ``."""
 
@@ -318,6 +339,7 @@ class Since(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Until(Formula):
     """``φ U ψ`` (strict until): some ``j > i`` has ``ψ`` and every ``i < k < j`` has ``φ``."""
 
@@ -330,6 +352,7 @@ class Until(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Past(Formula):
     """``P φ``: ``φ`` holds at some ``j < i`` (``true S φ``)."""
 
@@ -340,6 +363,7 @@ class Past(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Future(Formula):
     """``F φ``: ``φ`` holds at some ``j > i`` (``true U φ``)."""
 
@@ -350,6 +374,7 @@ class Future(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Somewhere(Formula):
     """``E φ``: ``φ`` holds at some position of the word (``P φ | φ | F φ``)."""
 
@@ -363,6 +388,7 @@ class Somewhere(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Compare(Formula):
     """``t1 op t2`` for ``op`` in :data:`COMPARE_OPS`."""
 
@@ -378,6 +404,7 @@ class Compare(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class Mod(Formula):
     """``MOD(m, r)(t)``: ``t mod m = r``, the remainder taken in ``0..m-1`` (also for ``t < 0``)."""
 
@@ -401,6 +428,7 @@ class Mod(Formula):
 
 
 @_node
+@dataclass(frozen=True)
 class CountPast(Term):
     """``#<[φ]``: the number of positions ``j <= i`` where ``φ`` holds."""
 
@@ -411,6 +439,7 @@ class CountPast(Term):
 
 
 @_node
+@dataclass(frozen=True)
 class CountFuture(Term):
     """``#>[φ]``: the number of positions ``j >= i`` where ``φ`` holds."""
 
@@ -421,6 +450,7 @@ class CountFuture(Term):
 
 
 @_node
+@dataclass(frozen=True)
 class IntConst(Term):
     """An integer literal."""
 
@@ -431,16 +461,19 @@ class IntConst(Term):
 
 
 @_node
+@dataclass(frozen=True)
 class Position(Term):
     """``i``: the current position (1-based)."""
 
 
 @_node
+@dataclass(frozen=True)
 class Length(Term):
     """``n``: the length of the word (the same at every position; not past-only)."""
 
 
 @_node
+@dataclass(frozen=True)
 class Add(Term):
     """``t1 + t2``."""
 
@@ -453,6 +486,7 @@ class Add(Term):
 
 
 @_node
+@dataclass(frozen=True)
 class Sub(Term):
     """``t1 - t2``."""
 
@@ -465,6 +499,7 @@ class Sub(Term):
 
 
 @_node
+@dataclass(frozen=True)
 class Scale(Term):
     """``k * t`` for an integer literal ``k`` (``-t`` is ``Scale(-1, t)``)."""
 
@@ -482,40 +517,21 @@ class Scale(Term):
 def children(node: Node) -> tuple[Node, ...]:
     """The direct sub-nodes (formulas and terms) of ``node``, left to right."""
     return tuple(
-        value for value in (getattr(node, f.name) for f in fields(node)) if isinstance(value, Node)
+        value
+        for value in (getattr(node, name) for name in _FIELDS[type(node)])
+        if isinstance(value, Node)
     )
 
 
 def subnodes(node: Node) -> list[Node]:
     """All distinct sub-nodes of ``node`` (formulas and terms, ``node`` included) in dependency
     order: every node comes after all of its children. Equal subtrees appear once."""
-    order: list[Node] = []
-    seen: set[Node] = set()
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        current, expanded = stack.pop()
-        if expanded:
-            if current not in seen:
-                seen.add(current)
-                order.append(current)
-            continue
-        if current in seen:
-            continue
-        stack.append((current, True))
-        for child in reversed(children(current)):
-            if child not in seen:
-                stack.append((child, False))
-    return order
+    return topological([node], children)
 
 
 def subformulas(node: Node) -> list[Formula]:
     """The distinct subformulas of ``node`` (children before parents); terms are left out."""
     return [n for n in subnodes(node) if isinstance(n, Formula)]
-
-
-def subterms(node: Node) -> list[Term]:
-    """The distinct counting terms inside ``node`` (children before parents)."""
-    return [n for n in subnodes(node) if isinstance(n, Term)]
 
 
 def symbols(node: Node) -> frozenset[str]:
@@ -597,7 +613,10 @@ def operators(node: Node) -> frozenset[str]:
 
 # ---------------------------------------------------------------- fragments
 
-_FUTURE_OPS = frozenset({"X", "U", "F", "E", "last", "#>", "n"})
+FUTURE_OPERATORS: frozenset[str] = frozenset({"X", "U", "F", "E", "last", "#>", "n"})
+"""The operators that look to the right of the current position (or at the whole word's
+length): a formula without them is past-only, computable with future masks (causal). The one
+place this set is written; the random generator and the compiler derive from it."""
 _LOCAL_OPS = frozenset({"Y", "X", "first", "last"})
 _SINCE_OPS = frozenset({"S", "U", "P", "F", "E"})
 _COUNT_OPS = frozenset({"#<", "#>", "MOD", "i", "n", "int", "+", "-", "*", *COMPARE_OPS})
@@ -630,7 +649,7 @@ class Fragment:
 def is_past_only(node: Node) -> bool:
     """True iff no operator in ``node`` looks at positions to the right of ``i`` (or at ``n``):
     the value at ``i`` depends only on ``w_1..w_i``."""
-    return not (operators(node) & _FUTURE_OPS)
+    return not (operators(node) & FUTURE_OPERATORS)
 
 
 def fragment(node: Node) -> Fragment:
@@ -654,7 +673,7 @@ def fragment(node: Node) -> Fragment:
         base = "TL[S,U]"
     else:
         base = "TL[Y,X]"
-    return Fragment(base=base, past_only=not (ops & _FUTURE_OPS))
+    return Fragment(base=base, past_only=not (ops & FUTURE_OPERATORS))
 
 
 # ---------------------------------------------------------------- pretty-printing
@@ -678,7 +697,11 @@ def to_text(node: Node) -> str:
     the output parses back (:func:`hardsoft.logic.parse`) to an equal node."""
     memo: dict[Node, tuple[str, int]] = {}
     for sub in subnodes(node):  # children first, so no recursion on deep formulas
-        memo[sub] = _formula_text(sub, memo) if isinstance(sub, Formula) else _term_text(sub, memo)
+        if isinstance(sub, Formula):
+            memo[sub] = _formula_text(sub, memo)
+        else:
+            assert isinstance(sub, Term)
+            memo[sub] = _term_text(sub, memo)
     return memo[node][0]
 
 
@@ -698,7 +721,7 @@ def _formula_text(f: Formula, memo: dict[Node, tuple[str, int]]) -> tuple[str, i
         return "last", _P_UNARY
     if isinstance(f, Mod):
         return f"MOD({f.modulus}, {f.residue})({memo[f.term][0]})", _P_UNARY
-    if type(f) in _UNARY_TOKENS:
+    if isinstance(f, (Not, Prev, Next, Past, Future, Somewhere)):
         return _UNARY_TOKENS[type(f)] + _wrap(memo[f.arg], _P_UNARY), _P_UNARY
     if isinstance(f, (Since, Until)):  # right-associative
         token = " S " if isinstance(f, Since) else " U "
@@ -737,35 +760,3 @@ def _term_text(t: Term, memo: dict[Node, tuple[str, int]]) -> tuple[str, int]:
         left = _wrap(memo[t.left], _T_SUM)
         return left + token + _wrap(memo[t.right], _T_PRODUCT), _T_SUM
     raise TypeError(f"not a term node: {t!r}")
-
-
-# ---------------------------------------------------------------- linear forms
-
-
-def linear_form(term: Term) -> tuple[dict[Term, int], int]:
-    """Write ``term`` as ``sum(c * atom) + constant`` where each atom is a :class:`CountPast`,
-    :class:`CountFuture`, :class:`Position` or :class:`Length` node.
-
-    Returns ``(coefficients, constant)`` with zero coefficients dropped; atoms keep their first
-    appearance order. Every term of the logic is linear, so this never fails; the compiler uses
-    it to turn a comparison ``t1 op t2`` into one linear inequality over counts (Yang et al.
-    (2026) §4.4).
-    """
-    coeffs: dict[Term, int] = {}
-    constant = 0
-    stack: list[tuple[Term, int]] = [(term, 1)]
-    while stack:
-        t, k = stack.pop()
-        if isinstance(t, IntConst):
-            constant += k * t.value
-        elif isinstance(t, (CountPast, CountFuture, Position, Length)):
-            coeffs[t] = coeffs.get(t, 0) + k
-        elif isinstance(t, Add):
-            stack += [(t.right, k), (t.left, k)]
-        elif isinstance(t, Sub):
-            stack += [(t.right, -k), (t.left, k)]
-        elif isinstance(t, Scale):
-            stack.append((t.arg, k * t.factor))
-        else:
-            raise TypeError(f"not a term node: {t!r}")
-    return {a: c for a, c in coeffs.items() if c != 0}, constant

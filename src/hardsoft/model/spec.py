@@ -268,6 +268,31 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
+def validate_output_names(names: tuple[str, ...], d_out: int | None = None) -> None:
+    """Output names are strings, non-empty, distinct and (given ``d_out``) one per output
+    coordinate; an empty tuple means the outputs are unnamed."""
+    if not names:
+        return
+    for name in names:
+        if not isinstance(name, str):
+            raise HardsoftError(f"an output name must be a string, got {name!r}")
+        if not name.strip():
+            raise HardsoftError("an output name is empty")
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise HardsoftError(f"the output name {name!r} is given twice")
+        seen.add(name)
+    if d_out is not None and len(names) != d_out:
+        raise HardsoftError(f"{len(names)} output names for {d_out} output coordinates")
+
+
+def _names_field(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise HardsoftError(f"malformed model spec: output_names must be a list, got {value!r}")
+    return tuple(value)
+
+
 @dataclass(frozen=True)
 class HeadSpec:
     """One attention head.
@@ -325,6 +350,8 @@ class ModelSpec:
     ``layer_norm``: none | pre (x + f(LN(x))) | post (LN(x + f(x))), with ``ln_eps`` (0 allowed).
     ``d_out``: width of the output map ``W_U``; coordinate 0 is the designated acceptance
     output, read at the last position (accept iff > 1/2).
+    ``output_names``: names of the output coordinates (one per coordinate, non-empty and
+    distinct), e.g. the named outputs of a compiled formula mapping; empty means unnamed.
     """
 
     alphabet: tuple[str, ...]
@@ -335,11 +362,13 @@ class ModelSpec:
     ln_eps: float = 1e-5
     d_out: int = 1
     name: str = ""
+    output_names: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         placement = LayerNormPlacement.parse(self.layer_norm, "layer_norm")
         object.__setattr__(self, "layer_norm", placement)
+        object.__setattr__(self, "output_names", tuple(self.output_names))
 
     def validate(self) -> None:
         from hardsoft import validate as checks
@@ -354,6 +383,7 @@ class ModelSpec:
             raise HardsoftError(f"ln_eps must be finite and >= 0, got {self.ln_eps!r}")
         if not isinstance(self.name, str) or not isinstance(self.extra, dict):
             raise HardsoftError("a model's name must be a string and its extra a dict")
+        validate_output_names(self.output_names, self.d_out)
         for f in self.position_features:
             if not isinstance(f, str):
                 raise HardsoftError(f"a position feature must be a name, got {f!r}")
@@ -403,6 +433,7 @@ class ModelSpec:
                 ln_eps=d.get("ln_eps", 1e-5),
                 d_out=d.get("d_out", 1),
                 name=d.get("name", ""),
+                output_names=_names_field(d.get("output_names", ())),
                 extra=d.get("extra", {}),
             )
         except KeyError as exc:

@@ -63,9 +63,10 @@ def build(
     )
     if not report.uniform_tieless:
         tie = next(h for h in report.heads if h.kind == "tied")
+        where = tie.tie or {}
         raise HardsoftError(
-            f"head {tie.label} is neither uniform nor tieless: tie on {tie.tie['word']!r} at "
-            f"position {tie.tie['position']} (keys {tie.tie['tied_keys']})"
+            f"head {tie.label} is neither uniform nor tieless: tie on {where.get('word')!r} at "
+            f"position {where.get('position')} (keys {where.get('tied_keys')})"
         )
     bad = report.declared_violations()
     if bad:

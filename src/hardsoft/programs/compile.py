@@ -6,10 +6,10 @@ input embedding is stage 0. An ``Attend`` runs at the first attention stage afte
 reads, a ``PWL`` at the first feed-forward stage after its inputs.
 
 Every head is an *average*-hardmax head. Tie rules become scores: ``rightmost`` adds
-``(unit/2)·j/n`` to the score and ``leftmost`` subtracts it (Yang et al. (2026) Lemma 8), so the
-maximum is unique with gap ≥ unit/(2n) whenever distinct raw scores differ by ≥ unit. Heads without
-a score are uniform (W_Q = W_K = 0). Constants use the position feature ``1``.
-"""
+``(unit/2)·j/n`` to the score and ``leftmost`` subtracts it (Yang, Strobl, Chiang & Angluin
+(TACL 2026) Lemma 8), so the maximum is unique with gap ≥ unit/(2n) whenever distinct raw scores
+differ by ≥ unit. Heads without a score are uniform (W_Q = W_K = 0). Constants use the position
+feature ``1``."""
 
 from __future__ import annotations
 
@@ -78,8 +78,8 @@ def _pos_name(feature: str) -> str:
 
 
 def _stage(x: SOp, stages: dict[int, int]) -> int:
-    if x.uid in stages:  # type: ignore[attr-defined]
-        return stages[x.uid]  # type: ignore[attr-defined]
+    if x.uid in stages:
+        return stages[x.uid]
     if isinstance(x, (Token, Position)):
         s = 0
     elif isinstance(x, Linear):
@@ -94,7 +94,7 @@ def _stage(x: SOp, stages: dict[int, int]) -> int:
         s = _stage(x.head, stages)
     else:  # pragma: no cover
         raise TypeError(type(x))
-    stages[x.uid] = s  # type: ignore[attr-defined]
+    stages[x.uid] = s
     return s
 
 
@@ -131,13 +131,13 @@ def compile_program(program: Program, *, name: str | None = None) -> Compiled:
     outputs: list[str] = []
     extra_stage = 0
     out_pwls: list[PWL] = []
-    for o in program.outputs:
-        if len(o.terms) == 1 and not o.const:
-            ((t, c),) = o.terms.items()
+    for out_lin in program.outputs:
+        if len(out_lin.terms) == 1 and not out_lin.const:
+            ((t, c),) = out_lin.terms.items()
             if c == 1.0 and t.uid in coord and not isinstance(t, (Token, Position)):
                 outputs.append(coord[t.uid])
                 continue
-        p = PWL([(1.0, o), (-1.0, o.scaled(-1.0))], "out")
+        p = PWL([(1.0, out_lin), (-1.0, out_lin.scaled(-1.0))], "out")
         _stage(p, stages)
         coord[p.uid] = res.add(f"out#{p.uid}")
         out_pwls.append(p)

@@ -43,6 +43,7 @@ class SOp:
     """Base class of every sequence operation; arithmetic builds :class:`Linear` forms."""
 
     label: str
+    uid: int  # set once at construction (not a dataclass field)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "uid", next(_ids))
@@ -72,7 +73,7 @@ class SOp:
         return as_linear(self).scaled(-1.0)
 
     def __hash__(self) -> int:
-        return self.uid  # type: ignore[attr-defined]
+        return self.uid
 
     def __eq__(self, other: object) -> bool:
         return self is other
@@ -211,9 +212,9 @@ class Program:
         seen: set[int] = set()
 
         def visit(x: SOp) -> None:
-            if x.uid in seen:  # type: ignore[attr-defined]
+            if x.uid in seen:
                 return
-            seen.add(x.uid)  # type: ignore[attr-defined]
+            seen.add(x.uid)
             for d in dependencies(x):
                 visit(d)
             order.append(x)
@@ -300,7 +301,8 @@ def xor(a: SOpLike, b: SOpLike, label: str = "") -> PWL:
 
 
 def round_bool(x: SOpLike, label: str = "") -> PWL:
-    """Approximate Boolean → exact: ReLU(3x − 1) − ReLU(3x − 2) (Yang et al. (2026) Lemma 9)."""
+    """Approximate Boolean → exact: ReLU(3x − 1) − ReLU(3x − 2) (Yang, Strobl, Chiang &
+    Angluin (TACL 2026) Lemma 9)."""
     lx = as_linear(x)
     return pwl([(1.0, lx * 3.0 - 1.0), (-1.0, lx * 3.0 - 2.0)], label)
 
@@ -355,7 +357,7 @@ def lookup_index(
 ) -> Attend:
     """Attend to the position j = t given t/i (t an integer in [1, i]): score
     (2 t j − j²)/i, maximal at j = t with gap ≥ 1/i ≥ 1/n (the table lookup of Yang et al.
-    (2026) §3.2)."""
+    (2026) Thm. 20)."""
     return attend(
         [target_over_i, -1.0 * Position("1/i")],
         [2.0 * Position("i"), Position("i^2")],

@@ -1,6 +1,7 @@
 """The named programs of Yang, Strobl, Chiang & Angluin (TACL 2026) §6: induction head, k-hop
-induction head, flip-flop and DYCK-k (Appendix E). Each computes exactly the per-position reference
-of the language or task of the same name in :mod:`hardsoft.languages` (``prefix_reference``)."""
+induction head, flip-flop and DYCK-k (Appendix E). Each computes exactly the per-position
+reference of the language or task of the same name in :mod:`hardsoft.languages`
+(``prefix_reference``)."""
 
 from __future__ import annotations
 
@@ -194,6 +195,17 @@ PROGRAMS: dict[str, tuple[str, Callable[[int], Program], tuple[int, ...]]] = {
     "flipflop": ("flip-flop language membership of every prefix", lambda k: flipflop(), ()),
     "dyck": ("DYCK-k membership of every prefix, --k bracket types (1-3)", dyck, (1, 2, 3)),
 }
+
+
+PROGRAM_ROUTES: dict[str, tuple[str, ...]] = {
+    "induction-head": ("tieless", "logic"),
+    "khop": ("tieless", "logic"),
+    "flipflop": ("tieless", "logic"),
+    "dyck": ("tieless",),
+}
+"""The routes each program can be built by (``hardsoft.programs.routes``): ``tieless`` (this
+module's AHAT programs, Theorem 26 of Yang, Strobl, Chiang & Angluin (TACL 2026)) and
+``logic`` (``hardsoft.programs.logic_route``'s formulas, their Corollary 17)."""
 
 
 def get_program(name: str, k: int | None = None) -> Program:
