@@ -67,9 +67,14 @@ def real(
         raise HardsoftError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(x):
         raise HardsoftError(f"{name} must be a finite number, got {value!r}")
-    if lo is not None and (x < lo or (lo_open and x == lo)):
+    too_low = lo is not None and (x < lo or (lo_open and x == lo))
+    too_high = hi is not None and (x > hi or (hi_open and x == hi))
+    if (too_low or too_high) and lo is not None and hi is not None:
+        interval = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+        raise HardsoftError(f"{name} must be in {interval}, got {x:g}")
+    if too_low:
         raise HardsoftError(f"{name} must be {'>' if lo_open else '>='} {lo:g}, got {x:g}")
-    if hi is not None and (x > hi or (hi_open and x == hi)):
+    if too_high:
         raise HardsoftError(f"{name} must be {'<' if hi_open else '<='} {hi:g}, got {x:g}")
     return x
 

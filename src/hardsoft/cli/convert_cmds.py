@@ -38,10 +38,6 @@ def soften_cmd(
     eps: float = float_option(
         0.25,
         "--eps",
-        lo=0.0,
-        hi=0.5,
-        lo_open=True,
-        hi_open=True,
         help="Target bound on |softened − hard|, 0 < eps < 1/2.",
     ),
     samples: int = int_option(

@@ -107,10 +107,6 @@ def program_cmd(
     eps: float = float_option(
         0.25,
         "--eps",
-        lo=0.0,
-        hi=0.5,
-        lo_open=True,
-        hi_open=True,
         help="tieless: target output error (0 < eps < 1/2) of the bound.",
     ),
     n: int = int_option(1000, "--n", lo=1, help="logic: length at which bounds are evaluated."),
