@@ -12,6 +12,7 @@ import platform
 import subprocess
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,40 +81,47 @@ def run_experiment(exp: Experiment, ctx: Context, mode: str) -> dict[str, Any]:
     }
 
 
-def reproduce(
-    out: Path,
-    *,
-    quick: bool = True,
-    only: list[str] | None = None,
-    force: bool = False,
-    seed: int = 0,
-    device: str = "cpu",
-    show_progress: bool = True,
-) -> dict[str, Any]:
-    """Run the experiments into ``out`` and rebuild ``out/index.html`` and ``out/report.md``."""
-    device = validate.device(device)
-    seed = validate.seed(seed)
-    mode = "quick" if quick else "full"
-    out = validate.output_dir(out, "out")
-    exps = select(only)
-    with store_lock(out):
-        return _reproduce_locked(out, exps, mode, quick, force, seed, device, show_progress)
+def _experiment_job(exp: Experiment, ctx: Context, mode: str) -> dict[str, Any]:
+    """One experiment as an executor job (module level, so Ray can ship it)."""
+    return run_experiment(exp, ctx, mode)
 
 
-def _reproduce_locked(
-    out: Path,
-    exps: list[Experiment],
-    mode: str,
-    quick: bool,
-    force: bool,
-    seed: int,
-    device: str,
-    show_progress: bool,
-) -> dict[str, Any]:
-    """:func:`reproduce` once the run folder's lock is held."""
+def _outcomes(
+    exps: list[Experiment], ctx: Context, mode: str
+) -> Iterator[tuple[Experiment, dict[str, Any]]]:
+    """``(experiment, record)`` as each finishes; a failure's record is ``{"error", ...}``.
+
+    ``ctx.executor == "ray"`` runs the experiments as parallel Ray tasks (each can submit its
+    own grid, e.g. the learning experiment's); otherwise one after another in this process."""
+    if ctx.executor == "local":
+        for exp in exps:
+            try:
+                yield exp, run_experiment(exp, ctx, mode)
+            except Exception as exc:  # one broken experiment must not lose the others
+                yield (
+                    exp,
+                    {
+                        "error": f"{type(exc).__name__}: {exc}",
+                        "traceback": traceback.format_exc(limit=6),
+                    },
+                )
+        return
+    from hardsoft.learn.executors import make_executor
+
+    executor = make_executor(ctx.executor, address=ctx.address)
+    for k, (state, value) in executor.map(_experiment_job, [(e, ctx, mode) for e in exps]):
+        yield exps[k], (value if state == "ok" else {"error": value, "traceback": ""})
+
+
+def _run_locked(
+    out: Path, exps: list[Experiment], mode: str, ctx: Context, force: bool, show_progress: bool
+) -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]]]:
+    """Run the experiments whose stored record is not current (same experiment and package
+    version, mode, seed and device), store them, rebuild the report; the lock is held."""
     store = ResultStore(out / "results.sqlite")
-    ctx = Context(quick=quick, figures_dir=out / "figures", seed=seed, device=device)
-    ran, skipped, failed = [], [], []
+    ran: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    failed: list[dict[str, Any]] = []
     try:
         with Progress(
             TextColumn("[bold]{task.description}"),
@@ -124,26 +132,24 @@ def _reproduce_locked(
             transient=False,
         ) as progress:
             task = progress.add_task("reproduce", total=len(exps))
+            pending = []
             for exp in exps:
-                progress.update(task, description=f"{exp.name}")
-                if not force and store.is_current(
-                    exp.name, mode, exp.version, __version__, seed=seed, device=device
-                ):
+                current = store.is_current(
+                    exp.name, mode, exp.version, __version__, seed=ctx.seed, device=ctx.device
+                )
+                if current and not force:
                     skipped.append(exp.name)
                     progress.advance(task)
-                    continue
-                try:
-                    record = run_experiment(exp, ctx, mode)
+                else:
+                    pending.append(exp)
+            progress.update(task, description=", ".join(e.name for e in pending[:1]))
+            for exp, record in _outcomes(pending, ctx, mode):
+                if "error" in record:
+                    failed.append({"name": exp.name, **record})
+                else:
                     store.put(record)
                     ran.append({"name": exp.name, "duration_s": record["duration_s"]})
-                except Exception as exc:  # one broken experiment must not lose the others
-                    failed.append(
-                        {
-                            "name": exp.name,
-                            "error": f"{type(exc).__name__}: {exc}",
-                            "traceback": traceback.format_exc(limit=6),
-                        }
-                    )
+                progress.update(task, description=f"{exp.name} done")
                 progress.advance(task)
         known = {e.name: e for e in all_experiments()}
         # titles and references are presentation: the registry's current ones, not the stored
@@ -158,6 +164,45 @@ def _reproduce_locked(
         write_report(out, records, title=f"hardsoft report ({mode})")
     finally:
         store.close()
+    return ran, skipped, failed
+
+
+def reproduce(
+    out: Path,
+    *,
+    quick: bool = True,
+    only: list[str] | None = None,
+    force: bool = False,
+    seed: int = 0,
+    device: str = "cpu",
+    show_progress: bool = True,
+    executor: str = "local",
+    address: str | None = None,
+) -> dict[str, Any]:
+    """Run the experiments into ``out`` and rebuild ``out/index.html`` and ``out/report.md``.
+
+    ``executor="ray"`` runs them as Ray tasks (a local Ray, or the cluster at ``address``,
+    whose workers must see ``out``). The run folder is locked for the duration (a second
+    ``reproduce`` into it is refused: :func:`hardsoft.report.store.store_lock`)."""
+    device = validate.device(device)
+    seed = validate.seed(seed)
+    mode = "quick" if quick else "full"
+    out = validate.output_dir(out, "out")
+    exps = select(only)
+    if executor != "local" or address:
+        from hardsoft.learn.executors import make_executor
+
+        make_executor(executor, address=address)  # validate before anything runs
+    ctx = Context(
+        quick=quick,
+        figures_dir=out.absolute() / "figures",
+        seed=seed,
+        device=device,
+        executor=executor,
+        address=address,
+    )
+    with store_lock(out):
+        ran, skipped, failed = _run_locked(out, exps, mode, ctx, force, show_progress)
     return {
         "out": str(out),
         "mode": mode,

@@ -111,6 +111,7 @@ def evaluate_cmd(
     """Cross-entropy by prefix length against the optimal and unigram-chance cross-entropy."""
     from hardsoft.cli.sensitivity_cmds import parse_lengths
     from hardsoft.learn import cross_entropy_by_length, get_process, length_generalization
+    from hardsoft.learn.evaluate import majority_baseline
     from hardsoft.learn.train import load_run
 
     ns = parse_lengths(lengths, lo=1)
@@ -129,7 +130,8 @@ def evaluate_cmd(
     }
     if test is not None:
         g = length_generalization(model, process, test, cfg.max_n, device=device)
-        result["generalization"] = g.to_dict()
+        base = majority_baseline(process, test, cfg.max_n)
+        result["generalization"] = {**g.to_dict(), "baseline": base}
     if as_json:
         print_json(result)
         return
@@ -145,5 +147,6 @@ def evaluate_cmd(
         gen = g.to_dict()
         console.print(
             f"per-token accuracy on lengths {gen['lengths']}: {gen['overall']:.3f} "
-            f"(positions beyond {gen['train_max']}: {gen['beyond']:.3f})"
+            f"(positions beyond {gen['train_max']}: {gen['beyond']:.3f}; the best constant guess: "
+            f"{base:.3f})"
         )
