@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from hardsoft.cli import main
 
 
+DEFAULT_MAX_MEMORY = "4G"
+"""The tests share a machine: no command they run may plan to use more than this."""
+
+
 class BudgetExceeded(BaseException):
     """Raised by the timer inside a command that ran past its budget (a BaseException, so no
     ``except Exception`` in hardsoft swallows it)."""
@@ -69,12 +73,12 @@ def _budget(seconds: float | None) -> Iterator[None]:
 def run_cli(
     *args: str, budget: float | None = None, max_memory: str | None = None, debug: bool = True
 ) -> Result:
-    """``hardsoft ARGS...`` in this process. ``max_memory`` sets HARDSOFT_MAX_MEMORY (so a
-    valid but large request is refused by the estimates instead of allocated)."""
+    """``hardsoft ARGS...`` in this process. ``max_memory`` sets HARDSOFT_MAX_MEMORY (default
+    :data:`DEFAULT_MAX_MEMORY`), so a valid but large request is refused by the estimates
+    instead of allocated."""
     out, err = io.StringIO(), io.StringIO()
     env = {"HARDSOFT_DEBUG": "1"} if debug else {"HARDSOFT_DEBUG": ""}
-    if max_memory:
-        env["HARDSOFT_MAX_MEMORY"] = max_memory
+    env["HARDSOFT_MAX_MEMORY"] = max_memory or DEFAULT_MAX_MEMORY
     rc: int | None
     with _env(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:

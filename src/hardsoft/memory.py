@@ -20,6 +20,10 @@ from hardsoft.errors import HardsoftError
 SMALL = 64 << 20
 """Requests below 64 MiB are never checked (no OS query on every forward pass)."""
 
+USABLE = 0.8
+"""The fraction of the available memory a request may take: the estimates count the large
+tensors only, and the rest of the process (and the machine) needs some too."""
+
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -81,10 +85,11 @@ def require(nbytes: float, what: str, device: str = "cpu") -> None:
     if nbytes < SMALL:
         return
     available = available_bytes(device)
-    if available is not None and nbytes > available:
+    if available is not None and nbytes > USABLE * available:
+        where = f" on {device}" if device != "cpu" else ""
         raise HardsoftError(
-            f"{what} needs about {fmt_bytes(nbytes)} of memory, more than the "
-            f"{fmt_bytes(available)} available{' on ' + str(device) if device != 'cpu' else ''}"
+            f"{what} needs about {fmt_bytes(nbytes)} of memory; {fmt_bytes(available)} is "
+            f"available{where} (at most {USABLE:.0%} of it is used)"
         )
 
 
