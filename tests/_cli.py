@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from hardsoft.cli import main
 
-
 DEFAULT_MAX_MEMORY = "4G"
 """The tests share a machine: no command they run may plan to use more than this."""
 
