@@ -120,7 +120,7 @@ def build_certificate(
     ``(name, formula, linear form of the residual read by W_U)`` per output coordinate (name
     ``""`` when the model has one unnamed output)."""
     heads = []
-    for info in head_info:
+    for info in sorted(head_info, key=lambda h: (h["layer"], h["head"])):
         entry = {k: v for k, v in info.items() if not k.startswith("_")}
         entry["tau_at_n"] = eval_tau(info["tau"], n) if info.get("tau") else None
         entry["error_bound_at_n"] = info["_bound"].at(n)
