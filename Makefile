@@ -12,7 +12,7 @@ $(VENV)/.stamp-run: pyproject.toml constraints.txt
 	touch $@
 
 $(VENV)/.stamp-dev: $(VENV)/.stamp-run
-	$(PIP) -e '.[dev,interop,notebook]'
+	$(PIP) -e '.[dev,interop,notebook,sweep]'
 	touch $@
 
 # One torch thread per xdist worker: 2 workers x 2 threads on 2 cores ran 10-80x slower.

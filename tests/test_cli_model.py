@@ -41,9 +41,13 @@ def test_run_json_shape_matches_the_model(model_file: Path, tmp_path: Path) -> N
     assert [r["input"] for r in out["results"]] == ["01", "0110", "111"]
     model = load_model(model_file)
     for r in out["results"]:
-        y = model(model.encode([r["input"]])).outputs[0, :, 0].detach()
-        assert r["outputs"] == pytest.approx(y.tolist(), abs=1e-12)
-        assert r["accept"] == bool(y[-1] > 0.5)
+        y = model(model.encode([r["input"]])).outputs[0].detach()  # [n, d_out]
+        assert r["output_names"] == [f"out{k}" for k in range(model.spec.d_out)]
+        assert len(r["outputs"]) == len(r["input"])
+        for got, want in zip(r["outputs"], y.tolist()):
+            assert got == pytest.approx(want, abs=1e-12)  # one value per output, per position
+        assert r["accept"] == bool(y[-1, 0] > 0.5)
+        assert "symbols" not in r
 
 
 @pytest.mark.parametrize(

@@ -246,3 +246,33 @@ def test_cli_train_and_evaluate(tmp_path) -> None:
     assert 0 <= ev["generalization"]["overall"] <= 1
     res = runner.invoke(app, ["evaluate", str(tmp_path)])
     assert res.exit_code != 0 and "config.json" in str(res.exception)
+
+
+def test_majority_baseline_counts_the_states_of_the_same_prefixes() -> None:
+    from hardsoft.learn.evaluate import majority_baseline
+
+    proc = get_process("parity")
+    lengths, train_max = [41, 60], 40
+    got = majority_baseline(proc, lengths, train_max, samples=16, seed=5)
+    even = total = 0
+    for n in lengths:  # the same draws, labelled by counting 1s in the strings themselves
+        words = proc.sample_prefixes(n, 16, np.random.default_rng([5, n]), min_length=n)
+        for w in words:
+            for t in range(train_max, n):
+                even += w[: t + 1].count("1") % 2 == 0
+                total += 1
+    assert got == pytest.approx(max(even, total - even) / total)
+    assert got > 0.6  # conditioned on surviving, the odd state (which never ends) dominates
+    oracle = length_generalization(_Oracle(proc), proc, lengths, train_max, samples=16, seed=5)
+    assert oracle.beyond == 1.0 > got
+    dyck = majority_baseline(get_process("dyck2"), [41, 60], 40, samples=16)
+    assert 0.4 < dyck < 0.6  # round and square brackets are equally likely
+
+
+def test_experiment_band_is_the_t_interval_of_the_mean() -> None:
+    from hardsoft.experiments.learning import band
+
+    mean, lo, hi = band([1.0, 2.0, 3.0])
+    assert mean == pytest.approx(2.0)
+    assert hi - mean == pytest.approx(4.302653 / math.sqrt(3), rel=1e-4)  # t_{0.975, 2}
+    assert band([0.5]) == (0.5, 0.5, 0.5)

@@ -1,12 +1,18 @@
 """Check a model against an independent per-position reference, on every string up to a length
 and on random strings of given lengths.
 
-The reference is either a formula (the logic evaluator: the formula's value at every position)
-or a language (``prefix_reference``: whether each prefix is in the language, or a task's
-per-position target, where ``-1`` means "no answer" and the position is skipped). The model's
-output coordinate 0 is read at every position: for 0/1 references a position agrees iff
-``(output > 1/2) == reference``; for symbol-valued task targets the prediction is the argmax of
-the outputs when there are several, else the output rounded to the nearest integer.
+The reference is either formulas (the logic evaluator) or a language (``prefix_reference``).
+
+- **One formula, or a language**: output coordinate 0 is read at every position; a position
+  agrees iff ``(output > 1/2) == reference``.
+- **Named outputs** (``model.spec.output_names``): one formula per output
+  (:func:`check_formulas`); every output coordinate is compared with its formula's value.
+- **Tasks with symbol-valued targets** (induction heads; ``-1`` = no answer): a model whose
+  output names are alphabet symbols (and optionally ``none``) is read by
+  :func:`symbol_readout` — the symbol whose output is 1, ``-1`` when no symbol output is —
+  and every position is compared, the no-answer ones included. A model with one unnamed
+  output gives the symbol index itself (``-1`` for none), read by rounding; several unnamed
+  outputs are read by argmax (then ``-1`` positions cannot be expressed and are skipped).
 
 Exhaustive lengths run all ``|Σ|^n`` strings of a length in batched forward passes; above
 ``max_exhaustive`` strings a length is sampled instead (reported in ``sampled_lengths``).
@@ -15,7 +21,7 @@ Exhaustive lengths run all ``|Σ|^n`` strings of a length in batched forward pas
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,6 +63,57 @@ def model_outputs(
     return np.concatenate(parts, axis=0)
 
 
+NONE_OUTPUT = "none"
+"""The output name that is 1 where a symbol-valued task has no answer."""
+INVALID = -2
+"""A symbol readout that is no answer at all (two symbol outputs at 1, or a ``none`` output that
+contradicts the symbol outputs): never equal to a target."""
+
+
+def output_names(model: Transformer) -> tuple[str, ...]:
+    """The model's output names: ``spec.output_names``, or ``out0, out1, ...`` when unnamed."""
+    names = tuple(getattr(model.spec, "output_names", ()) or ())
+    return names or tuple(f"out{k}" for k in range(model.spec.d_out))
+
+
+def is_symbol_valued(names: Sequence[str], alphabet: Sequence[str]) -> bool:
+    """Do the output names read as a symbol-valued output: alphabet symbols (at least one),
+    optionally plus ``none``?"""
+    symbols = [nm for nm in names if nm != NONE_OUTPUT]
+    return bool(symbols) and all(nm in alphabet for nm in symbols)
+
+
+def symbol_readout(
+    outputs: np.ndarray, names: Sequence[str], alphabet: Sequence[str]
+) -> np.ndarray:
+    """Per position, the alphabet index of the one symbol-named output that is 1 (> 1/2),
+    ``-1`` when none is, and :data:`INVALID` when several are or when an output named
+    ``none`` disagrees with "no symbol output is 1". ``outputs``: ``[..., len(names)]``."""
+    on = np.asarray(outputs) > 0.5
+    cols = [k for k, nm in enumerate(names) if nm != NONE_OUTPUT]
+    index = np.array([list(alphabet).index(names[k]) for k in cols], dtype=np.int64)
+    sym_on = on[..., cols]
+    count = sym_on.sum(-1)
+    pred = np.where(count == 0, -1, index[sym_on.argmax(-1)])
+    pred = np.where(count > 1, INVALID, pred)
+    if NONE_OUTPUT in names:
+        none_on = on[..., list(names).index(NONE_OUTPUT)]
+        pred = np.where(none_on != (count == 0), INVALID, pred)
+    return pred.astype(np.int64)
+
+
+def symbol_error(outputs: np.ndarray, names: Sequence[str], alphabet: Sequence[str], ref):
+    """``|output − expected|`` per position (max over outputs) for a symbol-valued model: the
+    expected outputs are 1 for the target's symbol (or ``none``) and 0 elsewhere."""
+    expected = np.zeros(outputs.shape, dtype=np.float64)
+    for k, nm in enumerate(names):
+        if nm == NONE_OUTPUT:
+            expected[..., k] = ref == -1
+        else:
+            expected[..., k] = ref == list(alphabet).index(nm)
+    return np.abs(outputs - expected).max(-1)
+
+
 def _predict(outputs: np.ndarray, binary: bool) -> tuple[np.ndarray, np.ndarray]:
     """Predictions ``[B, n]`` and the value read (coordinate 0) from outputs ``[B, n, d]``."""
     value = outputs[..., 0]
@@ -85,8 +142,10 @@ def check_model(
     sampler: Callable[[int, int, np.random.Generator], np.ndarray] | None = None,
     chunk_size: int | None = None,
     progress: Callable[[str], None] | None = None,
+    readout: str = "auto",
 ) -> dict[str, Any]:
-    """Compare ``model`` with ``reference`` at every position (see the module docstring).
+    """Compare ``model`` with ``reference`` at every position (see the module docstring and
+    :func:`_read` for ``readout``).
 
     Returns a JSON-ready dict: ``mismatches`` (strings with at least one wrong position),
     ``mismatched_positions``, ``checked_strings``, ``checked_positions``, ``max_n``,
@@ -97,6 +156,8 @@ def check_model(
     """
     if exhaustive_max_n < 0:
         raise HardsoftError("--exhaustive-max-n must be >= 0")
+    if readout not in READOUTS:
+        raise HardsoftError(f"unknown readout {readout!r} (one of {', '.join(READOUTS)})")
     if samples < 1 and random_n:
         raise HardsoftError("--samples must be >= 1")
     if any(n < 1 for n in random_n):
@@ -129,7 +190,7 @@ def check_model(
             else:
                 ids = rng.integers(0, k, size=(count, n), dtype=np.int64)
             report["sampled_lengths"].append(n)
-        _check_batch(model, reference, ids, report, chunk_size)
+        _check_batch(model, reference, ids, report, chunk_size, readout)
         report["lengths"].append(n)
         report["max_n"] = max(report["max_n"], n)
         if progress is not None:
@@ -138,44 +199,87 @@ def check_model(
     return report
 
 
+READOUTS = ("auto", "outputs", "symbols", "index")
+"""How :func:`check_model` reads the model (see :func:`_read`)."""
+
+
+def _read(
+    model: Transformer, out: np.ndarray, ref: np.ndarray, readout: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, list[str]]:
+    """Compare outputs ``[B, n, d]`` with a reference; returns per output column ``c``:
+    ``pred``, ``ref`` and ``valid`` as ``[B, n, c]``, the error ``|output − expected|`` on
+    ``[B, n]`` (None if not 0/1-valued), the value shown in a mismatch ``[B, n, c]`` and the
+    column names.
+
+    ``auto``: coordinate 0 against a ``[B, n]`` reference, ``> 1/2`` for 0/1 references,
+    else argmax / rounding with ``-1`` skipped. ``outputs``: every output coordinate against a
+    ``[B, n, d]`` 0/1 reference. ``symbols``: :func:`symbol_readout`, every position.
+    ``index``: coordinate 0 rounded to an integer, every position."""
+    names = output_names(model)
+    if readout == "outputs":
+        if ref.shape != out.shape:
+            raise HardsoftError(f"reference has shape {ref.shape}, expected {out.shape}")
+        pred = (out > 0.5).astype(np.int64)
+        return pred, ref, np.ones(ref.shape, bool), np.abs(out - ref).max(-1), out, list(names)
+    if readout == "symbols":
+        alphabet = model.spec.alphabet
+        pred = symbol_readout(out, names, alphabet)
+        err = symbol_error(out, names, alphabet, ref)
+        shown = out.max(-1)
+        col = "symbol"
+    elif readout == "index":
+        shown, col = out[..., 0], names[0]
+        pred, err = np.rint(shown).astype(np.int64), np.abs(shown - ref)
+    else:
+        binary = bool(np.isin(ref, (-1, 0, 1)).all())
+        pred, shown = _predict(out, binary)
+        err = np.abs(shown - ref) if binary else None
+        col = names[0]
+    valid = ref >= 0 if readout == "auto" else np.ones(ref.shape, bool)
+    return pred[..., None], ref[..., None], valid[..., None], err, shown[..., None], [col]
+
+
 def _check_batch(
     model: Transformer,
     reference: Reference,
     ids: np.ndarray,
     report: dict[str, Any],
     chunk_size: int | None,
+    readout: str = "auto",
 ) -> None:
     n = ids.shape[1]
     ref = np.asarray(reference(ids))
-    if ref.shape != ids.shape:
+    if ref.shape[:2] != ids.shape or ref.ndim != (3 if readout == "outputs" else 2):
         raise HardsoftError(f"reference has shape {ref.shape}, expected {ids.shape}")
     ref = ref.astype(np.int64)
-    binary = bool(np.isin(ref, (-1, 0, 1)).all())
     out = model_outputs(model, ids, batch_size=_batch_size_for(model, n), chunk_size=chunk_size)
-    pred, value = _predict(out, binary)
-    valid = ref >= 0
-    wrong = (pred != ref) & valid
-    if binary and valid.any():
-        report["max_abs_error"] = max(
-            report["max_abs_error"], float(np.abs(value - ref)[valid].max())
-        )
+    pred, ref3, valid, err, shown, cols = _read(model, out, ref, readout)
+    wrong = ((pred != ref3) & valid).any(-1)
+    checked = valid.any(-1)
+    if err is not None and checked.any():
+        report["max_abs_error"] = max(report["max_abs_error"], float(err[checked].max()))
     bad_rows = wrong.any(axis=1)
     report["mismatches"] += int(bad_rows.sum())
     report["mismatched_positions"] += int(wrong.sum())
     report["checked_strings"] += len(ids)
-    report["checked_positions"] += int(valid.sum())
+    report["checked_positions"] += int(checked.sum())
     if report["first_mismatch"] is None and bad_rows.any():
         b = int(np.argmax(bad_rows))
         p = int(np.argmax(wrong[b]))
+        c = int(np.argmax((pred[b, p] != ref3[b, p]) & valid[b, p]))
         alphabet = model.spec.alphabet
-        report["first_mismatch"] = {
-            "word": "".join(alphabet[int(c)] for c in ids[b]),
+        first: dict[str, Any] = {
+            "word": "".join(alphabet[int(x)] for x in ids[b]),
             "n": n,
             "position": p + 1,
-            "expected": int(ref[b, p]),
-            "got": int(pred[b, p]),
-            "output": float(value[b, p]),
+            "expected": int(ref3[b, p, c]),
+            "got": int(pred[b, p, c]),
+            "output": float(shown[b, p, c]),
         }
+        if readout != "auto":
+            first["read"] = cols[c]
+            first["outputs"] = [float(v) for v in out[b, p]]
+        report["first_mismatch"] = first
 
 
 def formula_reference(formula: Any, alphabet: Sequence[str]) -> Reference:
@@ -198,9 +302,20 @@ def language_reference(language: Any, alphabet: Sequence[str]) -> Reference:
 
 
 def check_formula(model: Transformer, formula: Any, **options: Any) -> dict[str, Any]:
-    """:func:`check_model` against the logic evaluator; the formula's alphabet is the model's."""
+    """:func:`check_model` against the logic evaluator; the formula's alphabet is the model's.
+    ``formula`` may be a mapping from output names to formulas (:func:`check_formulas`); a
+    single formula is compared with output coordinate 0, which must then be the model's only
+    named output."""
     from hardsoft.logic import Formula, parse
 
+    if isinstance(formula, Mapping):
+        return check_formulas(model, formula, **options)
+    names = tuple(model.spec.output_names)
+    if len(names) > 1:
+        raise HardsoftError(
+            f"the model has {len(names)} named outputs ({', '.join(names)}): give one formula "
+            "per output (--formula NAME=FORMULA, repeated)"
+        )
     if isinstance(formula, str):
         formula = parse(formula, alphabet=model.spec.alphabet)
     if not isinstance(formula, Formula):
@@ -208,8 +323,59 @@ def check_formula(model: Transformer, formula: Any, **options: Any) -> dict[str,
     return check_model(model, formula_reference(formula, model.spec.alphabet), **options)
 
 
+def check_formulas(
+    model: Transformer, formulas: Mapping[str, Any], **options: Any
+) -> dict[str, Any]:
+    """:func:`check_model` of every output against its formula: ``formulas`` maps each of the
+    model's output names to a formula (text or AST); a name the model lacks, or an output
+    without a formula, is a one-line error. An unnamed one-output model takes one formula
+    under any name."""
+    from hardsoft.logic import Formula, evaluate, parse
+
+    names = tuple(model.spec.output_names)
+    if not names and model.spec.d_out == 1 and len(formulas) == 1:
+        return check_formula(model, next(iter(formulas.values())), **options)
+    if not names:
+        raise HardsoftError("the model's outputs have no names: give one --formula FORMULA")
+    unknown = [nm for nm in formulas if nm not in names]
+    if unknown:
+        raise HardsoftError(
+            f"the model has no output {unknown[0]!r} (its outputs: {', '.join(names)})"
+        )
+    missing = [nm for nm in names if nm not in formulas]
+    if missing:
+        raise HardsoftError(
+            f"no formula for output(s) {', '.join(missing)}: give one --formula NAME=FORMULA "
+            f"per output ({', '.join(names)})"
+        )
+    alpha = list(model.spec.alphabet)
+    parsed = []
+    for nm in names:
+        f = formulas[nm]
+        f = parse(f, alphabet=alpha) if isinstance(f, str) else f
+        if not isinstance(f, Formula):
+            raise HardsoftError(f"output {nm!r}: expected a formula, got {f!r}")
+        parsed.append(f)
+
+    def reference(ids: np.ndarray) -> np.ndarray:
+        return np.stack([evaluate(f, ids, alpha) for f in parsed], axis=-1)
+
+    return check_model(model, reference, readout="outputs", **options)
+
+
+def task_readout(model: Transformer) -> str:
+    """How a task's per-position target is read from ``model``: ``symbols`` for outputs named
+    by alphabet symbols (and ``none``), ``index`` for one output (the symbol index itself,
+    ``-1`` for none), else ``auto`` (argmax of several unnamed outputs)."""
+    names = tuple(model.spec.output_names)
+    if names and is_symbol_valued(names, model.spec.alphabet):
+        return "symbols"
+    return "index" if model.spec.d_out == 1 else "auto"
+
+
 def check_language(model: Transformer, language: Any, **options: Any) -> dict[str, Any]:
-    """:func:`check_model` against a language's prefix oracle (``language`` may be a name)."""
+    """:func:`check_model` against a language's prefix oracle (``language`` may be a name); a
+    task's symbol-valued target is read by :func:`task_readout`."""
     from hardsoft.languages import get_language
 
     if isinstance(language, str):
@@ -221,6 +387,8 @@ def check_language(model: Transformer, language: Any, **options: Any) -> dict[st
         )
     if "sampler" not in options and language.kind == "language":
         options["sampler"] = _language_sampler(language)
+    if language.kind == "task":
+        options.setdefault("readout", task_readout(model))
     return check_model(model, language_reference(language, model.spec.alphabet), **options)
 
 

@@ -12,6 +12,7 @@ import platform
 import subprocess
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,38 @@ def run_experiment(exp: Experiment, ctx: Context, mode: str) -> dict[str, Any]:
     }
 
 
+def _experiment_job(exp: Experiment, ctx: Context, mode: str) -> dict[str, Any]:
+    """One experiment as an executor job (module level, so Ray can ship it)."""
+    return run_experiment(exp, ctx, mode)
+
+
+def _outcomes(
+    exps: list[Experiment], ctx: Context, mode: str
+) -> Iterator[tuple[Experiment, dict[str, Any]]]:
+    """``(experiment, record)`` as each finishes; a failure's record is ``{"error", ...}``.
+
+    ``ctx.executor == "ray"`` runs the experiments as parallel Ray tasks (each can submit its
+    own grid, e.g. the learning experiment's); otherwise one after another in this process."""
+    if ctx.executor == "local":
+        for exp in exps:
+            try:
+                yield exp, run_experiment(exp, ctx, mode)
+            except Exception as exc:  # one broken experiment must not lose the others
+                yield (
+                    exp,
+                    {
+                        "error": f"{type(exc).__name__}: {exc}",
+                        "traceback": traceback.format_exc(limit=6),
+                    },
+                )
+        return
+    from hardsoft.learn.executors import make_executor
+
+    executor = make_executor(ctx.executor, address=ctx.address)
+    for k, (state, value) in executor.map(_experiment_job, [(e, ctx, mode) for e in exps]):
+        yield exps[k], (value if state == "ok" else {"error": value, "traceback": ""})
+
+
 def reproduce(
     out: Path,
     *,
@@ -88,15 +121,31 @@ def reproduce(
     seed: int = 0,
     device: str = "cpu",
     show_progress: bool = True,
+    executor: str = "local",
+    address: str | None = None,
 ) -> dict[str, Any]:
-    """Run the experiments into ``out`` and rebuild ``out/index.html`` and ``out/report.md``."""
+    """Run the experiments into ``out`` and rebuild ``out/index.html`` and ``out/report.md``.
+
+    ``executor="ray"`` runs them as Ray tasks (a local Ray, or the cluster at ``address``,
+    whose workers must see ``out``)."""
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise HardsoftError("--device cuda was requested but no CUDA device is available")
     mode = "quick" if quick else "full"
     out = Path(out)
     exps = select(only)
+    if executor != "local" or address:
+        from hardsoft.learn.executors import make_executor
+
+        make_executor(executor, address=address)  # validate before anything runs
     store = ResultStore(out / "results.sqlite")
-    ctx = Context(quick=quick, figures_dir=out / "figures", seed=seed, device=device)
+    ctx = Context(
+        quick=quick,
+        figures_dir=out.absolute() / "figures",
+        seed=seed,
+        device=device,
+        executor=executor,
+        address=address,
+    )
     ran, skipped, failed = [], [], []
     try:
         with Progress(
@@ -108,24 +157,21 @@ def reproduce(
             transient=False,
         ) as progress:
             task = progress.add_task("reproduce", total=len(exps))
+            pending = []
             for exp in exps:
-                progress.update(task, description=f"{exp.name}")
                 if not force and store.is_current(exp.name, mode, exp.version, __version__):
                     skipped.append(exp.name)
                     progress.advance(task)
-                    continue
-                try:
-                    record = run_experiment(exp, ctx, mode)
+                else:
+                    pending.append(exp)
+            progress.update(task, description=", ".join(e.name for e in pending[:1]))
+            for exp, record in _outcomes(pending, ctx, mode):
+                if "error" in record:
+                    failed.append({"name": exp.name, **record})
+                else:
                     store.put(record)
                     ran.append({"name": exp.name, "duration_s": record["duration_s"]})
-                except Exception as exc:  # one broken experiment must not lose the others
-                    failed.append(
-                        {
-                            "name": exp.name,
-                            "error": f"{type(exc).__name__}: {exc}",
-                            "traceback": traceback.format_exc(limit=6),
-                        }
-                    )
+                progress.update(task, description=f"{exp.name} done")
                 progress.advance(task)
         known = {e.name: e for e in all_experiments()}
         # titles and references are presentation: the registry's current ones, not the stored

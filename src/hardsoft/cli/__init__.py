@@ -31,6 +31,8 @@ _COMMAND_MODULES = (
     "limits_cmds",
     "sensitivity_cmds",
     "learn_cmds",
+    "sweep_cmds",
+    "convert_cmds",
     "reproduce_cmd",
     "export_cmds",
 )

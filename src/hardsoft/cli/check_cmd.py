@@ -13,10 +13,51 @@ from hardsoft.cli.common import console, err_console, parse_int_list, print_json
 from hardsoft.errors import HardsoftError
 
 
+def formula_options(values: list[str], names: tuple[str, ...]) -> str | dict[str, str]:
+    """The ``--formula`` values as one formula, or a mapping from output names to formulas.
+
+    A model with one output takes one formula (``NAME=`` before it is dropped when NAME is
+    that output's name); a model with several named outputs takes ``NAME=FORMULA`` per
+    output, split at the first ``=`` (formulas may contain ``=``, names may not)."""
+    if len(names) <= 1 and len(values) == 1:
+        text = values[0]
+        if names and text.partition("=")[0].strip() == names[0]:
+            text = text.partition("=")[2]
+        return text.strip()
+    if len(names) <= 1:
+        raise HardsoftError(f"the model has one output: give one --formula, not {len(values)}")
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, text = value.partition("=")
+        name = name.strip()
+        if not sep or name not in names:
+            raise HardsoftError(
+                f"--formula expects NAME=FORMULA with NAME one of the model's outputs "
+                f"({', '.join(names)}), got {value!r}"
+            )
+        if name in out:
+            raise HardsoftError(f"--formula: output {name!r} is given twice")
+        out[name] = text.strip()
+    return out
+
+
+def _symbol(index: int, model) -> str:
+    """A symbol readout's value as text: the symbol, none, or invalid (several at 1)."""
+    if index >= 0:
+        return repr(model.spec.alphabet[index])
+    return "none" if index == -1 else "no single symbol (several outputs or none disagree)"
+
+
 @app.command("check")
 def check_cmd(
     model_path: Path = typer.Argument(..., metavar="MODEL", help="A .safetensors model file."),
-    formula: str = typer.Option(None, "--formula", "-f", help="Compare with this formula."),
+    formula: list[str] = typer.Option(
+        None,
+        "--formula",
+        "-f",
+        help="Compare with this formula; for a model with named outputs, NAME=FORMULA once "
+        "per output (repeat the option).",
+    ),
     language: str = typer.Option(
         None, "--language", "-l", help="Compare with this language's prefix oracle (or task)."
     ),
@@ -34,11 +75,15 @@ def check_cmd(
 ) -> None:
     """Check MODEL at every position of every string up to --exhaustive-max-n and of
     --samples random strings per --random-n length, against --formula (the logic evaluator)
-    or --language (the prefix oracle). Exits 1 if any position disagrees."""
+    or --language (the prefix oracle). Exits 1 if any position disagrees.
+
+    A model with named outputs takes `--formula NAME=FORMULA` once per output; a task with
+    symbol-valued targets (`induction-head`, `khopK`) reads a model whose outputs are named by
+    symbols as "the symbol whose output is 1, none when no symbol output is"."""
     from hardsoft.check import check_formula, check_language
     from hardsoft.model import load_model
 
-    if (formula is None) == (language is None):
+    if (not formula) == (language is None):
         raise HardsoftError("give exactly one of --formula and --language")
     lengths = parse_int_list(random_n, "--random-n") if random_n.strip() else []
     if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
@@ -52,9 +97,10 @@ def check_cmd(
         chunk_size=chunk_size,
         progress=None if as_json else (lambda msg: err_console.print(msg)),
     )
-    if formula is not None:
-        report = check_formula(model, formula, **options)
-        report["reference"] = {"formula": formula}
+    if formula:
+        given = formula_options(formula, tuple(model.spec.output_names))
+        report = check_formula(model, given, **options)
+        report["reference"] = {"formula": given}
     else:
         report = check_language(model, language, **options)
         report["reference"] = {"language": language}
@@ -70,10 +116,15 @@ def check_cmd(
         if report["first_mismatch"]:
             fm = report["first_mismatch"]
             word = fm["word"] if len(fm["word"]) <= 80 else fm["word"][:77] + "..."
+            expected, got = fm["expected"], fm["got"]
+            if fm.get("read") == "symbol":
+                expected, got = _symbol(expected, model), _symbol(got, model)
+            elif "read" in fm:
+                expected, got = f"{fm['read']} = {expected}", f"{fm['read']} = {got}"
             console.print(
                 escape(
                     f"first mismatch: {word!r} (n = {fm['n']}) at position {fm['position']}: "
-                    f"expected {fm['expected']}, got {fm['got']} (output {fm['output']:.6g})"
+                    f"expected {expected}, got {got} (output {fm['output']:.6g})"
                 )
             )
     if report["mismatches"]:

@@ -102,6 +102,7 @@ def evaluate_cmd(
     """Cross-entropy by prefix length against the optimal and unigram-chance cross-entropy."""
     from hardsoft.cli.sensitivity_cmds import parse_lengths
     from hardsoft.learn import cross_entropy_by_length, get_process, length_generalization
+    from hardsoft.learn.evaluate import majority_baseline
     from hardsoft.learn.train import load_run
 
     ns = parse_lengths(lengths)
@@ -122,7 +123,8 @@ def evaluate_cmd(
     if generalization:
         test = parse_lengths(generalization, "--generalization")
         g = length_generalization(model, process, test, cfg.max_n, device=device)
-        result["generalization"] = g.to_dict()
+        base = majority_baseline(process, test, cfg.max_n)
+        result["generalization"] = {**g.to_dict(), "baseline": base}
     if as_json:
         print_json(result)
         return
@@ -138,5 +140,6 @@ def evaluate_cmd(
         g = result["generalization"]
         console.print(
             f"per-token accuracy on lengths {g['lengths']}: {g['overall']:.3f} "
-            f"(positions beyond {g['train_max']}: {g['beyond']:.3f})"
+            f"(positions beyond {g['train_max']}: {g['beyond']:.3f}; the best constant guess: "
+            f"{g['baseline']:.3f})"
         )

@@ -16,7 +16,7 @@ def restrict_cmd(
     model_path: Path = typer.Argument(..., metavar="MODEL", help="A .safetensors model file."),
     n: int = typer.Option(..., "--n", help="Input length."),
     language: str = typer.Option(
-        ..., "--language", help="Target: parity-even, parity-odd, dyck1 or dyck2."
+        ..., "--language", help="Target: parity-even, parity-odd or dyck<k> (dyck1, dyck2, ...)."
     ),
     C: float = typer.Option(
         0.5, "--C", help="Target free fraction (of the positions free at the start)."
@@ -35,12 +35,18 @@ def restrict_cmd(
 ) -> None:
     """Build a restriction under which the model's output depends on few positions (Depth
     Reduction Lemma), certify the dependency set, and verify a witness pair."""
+    from hardsoft.languages import get_language, restriction_targets
     from hardsoft.limits.depth_reduction import Params
-    from hardsoft.limits.restrict import TARGETS, flip_test, restrict
+    from hardsoft.limits.restrict import flip_test, restrict
     from hardsoft.model import load_model
 
-    if language not in TARGETS:
-        raise HardsoftError(f"unknown target {language!r}; use one of {', '.join(TARGETS)}")
+    try:
+        is_target = get_language(language).restriction_target
+    except HardsoftError:
+        is_target = False
+    if not is_target:
+        known = ", ".join(restriction_targets())
+        raise HardsoftError(f"unknown target {language!r}; use one of {known} (or dyck<k>)")
     if n < 2:
         raise HardsoftError(f"--n must be >= 2, got {n}")
     if not 0 < C <= 1:

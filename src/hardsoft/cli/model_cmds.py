@@ -11,6 +11,7 @@ from hardsoft.cli import app
 from hardsoft.cli.common import console, print_json
 from hardsoft.errors import HardsoftError
 from hardsoft.model import MASKS, WEIGHTINGS, load_model, random_model, save_model
+from hardsoft.model.readout import acceptance_of
 
 
 def read_inputs(inputs: list[str] | None, input_file: Path | None) -> list[str]:
@@ -29,6 +30,48 @@ def read_inputs(inputs: list[str] | None, input_file: Path | None) -> list[str]:
     return words
 
 
+def symbols_read(out, names: list[str]) -> list[str | None]:
+    """Per position, the name of the one output that is 1 (> 1/2), or None."""
+    on = out > 0.5
+    return [names[int(row.argmax())] if int(row.sum()) == 1 else None for row in on]
+
+
+def _format_value(v: float) -> str:
+    return f"{v:.6g}" if v != int(v) else str(int(v))
+
+
+def _print_result(r: dict) -> None:
+    """One input as a table: a row per output, a column per position."""
+    cells = [[_format_value(v) for v in row] for row in r["outputs"]]
+    syms = [str(x or "?") for x in r.get("symbols", [])]
+    width = max(
+        [len(c) for row in cells for c in row] + [len(x) for x in syms] + [len(str(len(cells)))]
+    )
+    label = max(len(nm) for nm in r["output_names"]) + 1
+    label = max(label, len("position"))
+    console.print(f"input {r['input']!r}: accept={r['accept']}", markup=False)
+    if not cells:
+        return
+    console.print(
+        f"  {'position':<{label}} " + " ".join(f"{k:>{width}}" for k in range(1, len(cells) + 1)),
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(
+        f"  {'input':<{label}} " + " ".join(f"{ch:>{width}}" for ch in r["input"]),
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    for k, name in enumerate(r["output_names"]):
+        row = " ".join(f"{row[k]:>{width}}" for row in cells)
+        console.print(f"  {name:<{label}} {row}", markup=False, highlight=False, soft_wrap=True)
+    if "symbols" in r:
+        shown = " ".join(f"{x:>{width}}" for x in syms)
+        console.print(f"  {'symbol':<{label}} {shown}", markup=False, highlight=False)
+
+
 @app.command("run")
 def run_cmd(
     model_path: Path = typer.Argument(..., metavar="MODEL", help="A .safetensors model file."),
@@ -40,21 +83,35 @@ def run_cmd(
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Run MODEL on each input: the per-position outputs (coordinate 0) and acceptance."""
+    """Run MODEL on each input: every output at every position, and acceptance (the model's
+    declared readout of the last position; by default output coordinate 0 > 1/2).
+
+    `--json`: `{"results": [{"input", "output_names", "outputs", "accept"}]}`, where `outputs`
+    has one list per position with one value per output, in the order of `output_names`
+    (the model's names; unnamed outputs are called out0, out1, ...), also for a model with
+    one output. A model whose outputs are named by symbols (and `none`), such as the logic
+    route's induction heads, also gets `symbols`: per position the name of the one output
+    that is 1, or null when not exactly one is."""
+    from hardsoft.check import is_symbol_valued, output_names
+
     words = read_inputs(inputs, input_file)
     model = load_model(model_path, device=device)
+    names = list(output_names(model))
     chunk = "auto" if chunk_size is None else (chunk_size or None)
     outputs = model.run_words(words, chunk_size=chunk)
+    readout = acceptance_of(model)
     results = []
     for w, out in zip(words, outputs):
-        values = [float(v) for v in out[:, 0]]
-        results.append({"input": w, "outputs": values, "accept": bool(values and values[-1] > 0.5)})
+        values = [[float(v) for v in row] for row in out]
+        accept = bool(len(out) and readout.accept(torch.as_tensor(out[-1])))
+        results.append({"input": w, "output_names": names, "outputs": values, "accept": accept})
+        if is_symbol_valued(names, model.spec.alphabet):
+            results[-1]["symbols"] = symbols_read(out, names)
     if as_json:
         print_json({"results": results})
         return
     for r in results:
-        shown = " ".join(f"{v:g}" for v in r["outputs"])
-        console.print(f"{r['input']!r}: accept={r['accept']}  outputs=[{shown}]")
+        _print_result(r)
 
 
 @app.command("random-model")

@@ -1,16 +1,85 @@
-"""``hardsoft program list`` and ``hardsoft program NAME [--k K] --target T -o FILE``: the
-average-hard attention programs of Yang, Strobl, Chiang & Angluin (TACL 2026) §6, compiled to
-an AHAT or to its softmax simulation with a certified temperature τ(n)."""
+"""``hardsoft program list`` and ``hardsoft program NAME [--k K] [--route R] --target T -o FILE``:
+the §6 tasks of Yang, Strobl, Chiang & Angluin (TACL 2026) by two routes — ``tieless``
+(average-hard programs converted to softmax by their Theorem 26) and ``logic`` (temporal-logic
+formulas with named outputs, compiled by their Corollary 17)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from hardsoft.cli import app
 from hardsoft.cli.common import console, print_json
 from hardsoft.errors import HardsoftError
+
+
+def _list(as_json: bool) -> None:
+    from hardsoft.programs.library import PROGRAM_ROUTES, PROGRAMS
+
+    rows: list[dict[str, Any]] = [
+        {"name": nm, "description": desc, "k": list(ks), "routes": list(PROGRAM_ROUTES[nm])}
+        for nm, (desc, _, ks) in PROGRAMS.items()
+    ]
+    if as_json:
+        print_json({"programs": rows})
+        return
+    for r in rows:
+        ks = f" (--k {'/'.join(map(str, r['k']))})" if r["k"] else ""
+        routes = f" [routes: {', '.join(r['routes'])}]"
+        console.print(
+            f"{r['name']:<15} {r['description']}{ks}{routes}", markup=False, soft_wrap=True
+        )
+
+
+def _summary(built, target: str, output: Path) -> dict:
+    """The JSON summary of a built program (both routes share the keys they both have)."""
+    summary = {
+        "program": built.name,
+        "route": built.route,
+        "target": target,
+        "output": str(output),
+        "alphabet": "".join(built.model.spec.alphabet),
+        "output_names": list(built.model.spec.output_names),
+        **built.sizes,
+        "certificate": built.certificate,
+    }
+    if built.route == "tieless":
+        b = built.built
+        summary["uniform_tieless"] = b.report.uniform_tieless
+        summary["gap"] = b.compiled.program.gap
+        summary["gamma_measured"] = b.report.to_dict()["gamma_measured"]
+    else:
+        from hardsoft.programs.routes import compact_text
+
+        summary["definition"] = built.certificate["definition"]
+        summary["formulas"] = {nm: compact_text(str(f)) for nm, f in built.formulas.items()}
+    return summary
+
+
+def _print_summary(summary: dict) -> None:
+    s, c = summary, summary["certificate"]
+    how = (
+        f"uniform-tieless, gap γ(n) = {s['gap']}"
+        if s["route"] == "tieless"
+        else f"outputs {', '.join(s['output_names'])}"
+    )
+    console.print(
+        f"{s['program']} -> {s['output']} ({s['route']} route, {s['target']}): {s['layers']} "
+        f"layers, {s['heads']} heads, width {s['width']}, {s['parameters']} parameters; {how}",
+        markup=False,
+        soft_wrap=True,
+    )
+    if "definition" in s:
+        console.print(f"  {s['definition']}", markup=False, soft_wrap=True)
+    if not c or not c.get("values"):
+        return
+    extra = f"  (ε = {c['eps']})" if "eps" in c else f"  ({c.get('tau_order', '')})"
+    console.print(f"certificate: τ(n) = {c['tau']}{extra}", markup=False, soft_wrap=True)
+    for n, v in c["values"].items():
+        gamma = f"γ = {v['gamma']:.3g}, " if "gamma" in v else ""
+        console.print(f"  n = {n:>5}: {gamma}τ = {v['tau']:.3g}", markup=False)
 
 
 @app.command("program")
@@ -21,62 +90,48 @@ def program_cmd(
     k: int | None = typer.Option(
         None, "--k", help="khop: the number of hops; dyck: the number of bracket types (1-3)."
     ),
-    target: str = typer.Option(
-        "average-hard", "--target", help="average-hard (the AHAT) or soft-temperature."
+    route: str = typer.Option(
+        "tieless",
+        "--route",
+        help="tieless (AHAT program + Theorem 26) or logic (named LTL outputs + Corollary 17).",
+    ),
+    target: str | None = typer.Option(
+        None,
+        "--target",
+        help="tieless: average-hard (default) | soft-temperature; "
+        "logic: hard (default) | soft-temperature | soft-pe.",
     ),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the model here."),
-    eps: float = typer.Option(0.25, "--eps", help="Target output error (< 1/2) of the bound."),
+    eps: float = typer.Option(
+        0.25, "--eps", help="tieless: target output error (< 1/2) of the bound."
+    ),
+    n: int = typer.Option(1000, "--n", help="logic: length at which bounds are evaluated."),
+    masks: str | None = typer.Option(
+        None,
+        "--masks",
+        help="logic: strict (default) or nonstrict (only the masks none, j <= i, j >= i).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Build a shipped AHAT program (or list them with NAME = list)."""
-    from hardsoft.programs.library import PROGRAMS
-
+    """Build a §6 task model by one of two routes (or list the programs with NAME = list)."""
     if name == "list":
-        rows = [
-            {"name": nm, "description": desc, "k": list(ks)}
-            for nm, (desc, _, ks) in PROGRAMS.items()
-        ]
-        if as_json:
-            print_json({"programs": rows})
-        else:
-            for r in rows:
-                ks = f" (--k {'/'.join(map(str, r['k']))})" if r["k"] else ""
-                console.print(f"{r['name']:<15} {r['description']}{ks}", markup=False)
+        _list(as_json)
         return
     from hardsoft.model.io import save_model
-    from hardsoft.programs.build import TARGETS, build
+    from hardsoft.programs.routes import ROUTE_TARGETS, ROUTES, build, check_route
 
-    if target not in TARGETS:
-        raise HardsoftError(f"unknown target {target!r} (one of {', '.join(TARGETS)})")
+    if route not in ROUTES:
+        raise HardsoftError(f"unknown route {route!r} (one of {', '.join(ROUTES)})")
+    target = target or ROUTE_TARGETS[route][0]
+    check_route(name, route, target)
     if output is None:
         raise HardsoftError("give the output file with -o FILE")
-    built = build(name, k, target, eps=eps)
+    if n < 1:
+        raise HardsoftError("--n must be >= 1")
+    built = build(name, k, target, route=route, eps=eps, n=n, masks=masks)
     save_model(built.model, output)
-    spec = built.model.spec
-    summary = {
-        "program": built.compiled.program.name,
-        "target": target,
-        "output": str(output),
-        "alphabet": "".join(spec.alphabet),
-        "layers": len(spec.layers),
-        "heads": sum(len(layer.heads) for layer in spec.layers),
-        "width": spec.d_model,
-        "uniform_tieless": built.report.uniform_tieless,
-        "gap": built.compiled.program.gap,
-        "gamma_measured": built.report.to_dict()["gamma_measured"],
-        "certificate": built.certificate,
-    }
+    summary = _summary(built, target, output)
     if as_json:
         print_json(summary)
-        return
-    console.print(
-        f"{summary['program']} -> {output} ({target}): {summary['layers']} layers, "
-        f"{summary['heads']} heads, width {summary['width']}; uniform-tieless, gap γ(n) = "
-        f"{summary['gap']}",
-        markup=False,
-    )
-    if built.certificate:
-        c = built.certificate
-        console.print(f"certificate: τ(n) = {c['tau']}  (ε = {c['eps']})", markup=False)
-        for n, v in c["values"].items():
-            console.print(f"  n = {n:>5}: γ = {v['gamma']:.3g}, τ = {v['tau']:.3g}", markup=False)
+    else:
+        _print_summary(summary)

@@ -20,6 +20,12 @@ def reproduce_cmd(
     ),
     seed: int = typer.Option(0, "--seed"),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    executor: str = typer.Option(
+        "local", "--executor", help="local (one after another) or ray (parallel Ray tasks)."
+    ),
+    address: str = typer.Option(
+        None, "--address", help="A Ray cluster for --executor ray (default: a local Ray)."
+    ),
     list_only: bool = typer.Option(False, "--list", help="List the experiments and exit."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -47,6 +53,8 @@ def reproduce_cmd(
         seed=seed,
         device=device,
         show_progress=not as_json,
+        executor=executor,
+        address=address,
     )
     if as_json:
         print_json(summary)

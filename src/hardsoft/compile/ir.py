@@ -334,7 +334,11 @@ def _sym(c: _Lowering, x: S.Sym) -> BNode:
 
 def _since(c: _Lowering, x: S.Since | S.Until) -> BNode:
     phi, psi = c.f(x.left), c.f(x.right)
-    return c.shift(mk_or(psi, mk_not(phi)), psi, "past" if isinstance(x, S.Since) else "future")
+    not_phi = mk_not(phi)
+    # ψ ∨ ¬φ is just ¬φ when ψ = ¬φ ∧ ... implies it (absorption): one Boolean stage less
+    implied = psi == not_phi or (isinstance(psi, BAnd) and not_phi in psi.args)
+    pred = not_phi if implied else mk_or(psi, not_phi)
+    return c.shift(pred, psi, "past" if isinstance(x, S.Since) else "future")
 
 
 def _somewhere(c: _Lowering, x: S.Somewhere) -> BNode:

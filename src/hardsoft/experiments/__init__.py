@@ -27,12 +27,15 @@ from typing import Any
 
 @dataclass
 class Context:
-    """What an experiment gets: the mode, where to write figures, a seed and the device."""
+    """What an experiment gets: the mode, where to write figures, a seed, the device, and
+    where independent jobs run (``executor``: local or ray; ``address``: a Ray cluster)."""
 
     quick: bool
     figures_dir: Path
     seed: int = 0
     device: str = "cpu"
+    executor: str = "local"
+    address: str | None = None
 
     def figure_path(self, name: str) -> Path:
         self.figures_dir.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,7 @@
 """Learning experiments on Hahn's §6 processes: exact-target next-symbol training of the
 soft-attention ``Transformer`` and an LSTM baseline, and evaluation of cross-entropy by prefix
-length against the optimal and unigram-chance cross-entropy. See docs/learning.md."""
+length against the optimal and unigram-chance cross-entropy, and sweeps of many runs in-process
+or on Ray (:mod:`hardsoft.learn.sweep`). See docs/learning.md."""
 
 from hardsoft.learn.data import LANGUAGES, exact_targets, get_process, sample_batch
 from hardsoft.learn.evaluate import (
@@ -9,6 +10,7 @@ from hardsoft.learn.evaluate import (
     cross_entropy_by_length,
     evaluate_model,
     length_generalization,
+    majority_baseline,
 )
 from hardsoft.learn.models import ARCHS, ArchConfig, LSTMModel, build_model, logits
 from hardsoft.learn.train import TrainConfig, load_config, load_run, train
@@ -30,6 +32,7 @@ __all__ = [
     "load_config",
     "load_run",
     "logits",
+    "majority_baseline",
     "sample_batch",
     "train",
 ]

@@ -9,6 +9,8 @@
   1s even (end-of-sequence allowed, exact P(EOS) = p) or odd (P(EOS) = 0); the model's call is
   P_model(EOS) > p/2. 2DYCK: at positions with an open bracket, is the right closing bracket
   more likely than the wrong one.
+* :func:`majority_baseline`: the accuracy of the best constant decision on the same prefixes,
+  the chance level that per-token accuracy is compared with (about 0.66 on PARITY, not 1/2).
 """
 
 from __future__ import annotations
@@ -116,15 +118,12 @@ class GeneralizationResult:
 
 def _decisions(process: HahnProcess, probs: np.ndarray, exact: np.ndarray):
     """(correct [B, n] bool, scored [B, n] bool) for the decision the exact distribution makes."""
-    eos = process.eos_index
+    label, scored = _truth(process, exact)
     if isinstance(process, ParityProcess):
-        truth = exact[..., eos] > 0
-        guess = probs[..., eos] > process.p / 2
-        return truth == guess, np.ones(truth.shape, dtype=bool)
-    close_round, close_square = exact[..., 1] > 0, exact[..., 3] > 0
-    scored = close_round | close_square
-    guess_round = probs[..., 1] > probs[..., 3]
-    return (guess_round == close_round) & scored, scored
+        guess = probs[..., process.eos_index] > process.p / 2  # "even": EOS is possible
+    else:
+        guess = probs[..., 1] > probs[..., 3]  # "round": ')' beats ']'
+    return (guess == label) & scored, scored
 
 
 @torch.no_grad()
@@ -178,3 +177,41 @@ def evaluate_model(
     return cross_entropy_by_length(
         model, get_process(language, p), lengths, samples=samples, device=device
     )
+
+
+def _truth(process: HahnProcess, exact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(label [B, n] bool, scored [B, n] bool): the decision the exact distribution makes
+    (PARITY: the count of 1s is even; 2DYCK: the closing bracket is round) and where it is
+    scored."""
+    eos = process.eos_index
+    if isinstance(process, ParityProcess):
+        label = exact[..., eos] > 0
+        return label, np.ones(label.shape, dtype=bool)
+    close_round, close_square = exact[..., 1] > 0, exact[..., 3] > 0
+    return close_round, close_round | close_square
+
+
+def majority_baseline(
+    process: HahnProcess,
+    lengths: Sequence[int],
+    train_max: int,
+    *,
+    samples: int = 64,
+    seed: int = 777,
+) -> float:
+    """The per-token accuracy beyond ``train_max`` of the best *constant* decision on the very
+    prefixes :func:`length_generalization` scores (same seed): the chance level of that accuracy.
+    It is not 1/2 on PARITY: conditioned on surviving, the process spends more time in the odd
+    state, which never ends."""
+    hits, total = 0, 0
+    for n in [int(n) for n in lengths]:
+        rng = np.random.default_rng([seed, n])
+        words = process.sample_prefixes(n, samples, rng, min_length=n)
+        label, scored = _truth(process, exact_targets(process, words))
+        scored = scored.copy()
+        scored[:, :train_max] = False
+        hits += int((label & scored).sum())
+        total += int(scored.sum())
+    if total == 0:
+        return float("nan")
+    return max(hits, total - hits) / total

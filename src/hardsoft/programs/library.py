@@ -197,6 +197,17 @@ PROGRAMS: dict[str, tuple[str, Callable[[int], Program], tuple[int, ...]]] = {
 }
 
 
+PROGRAM_ROUTES: dict[str, tuple[str, ...]] = {
+    "induction-head": ("tieless", "logic"),
+    "khop": ("tieless", "logic"),
+    "flipflop": ("tieless", "logic"),
+    "dyck": ("tieless",),
+}
+"""The routes each program can be built by (``hardsoft.programs.routes``): ``tieless`` (this
+module's AHAT programs, Theorem 26 of Yang, Strobl, Chiang & Angluin (TACL 2026)) and
+``logic`` (``hardsoft.programs.logic_route``'s formulas, their Corollary 17)."""
+
+
 def get_program(name: str, k: int | None = None) -> Program:
     """The shipped program ``name`` (``khop`` and ``dyck`` need ``k``)."""
     if name not in PROGRAMS:

@@ -30,39 +30,16 @@ from typing import Any
 
 import torch
 
+from hardsoft.convert.norms import col_norm, feature_degree, max_abs
 from hardsoft.errors import HardsoftError
-from hardsoft.model.features import parse_feature
-from hardsoft.model.spec import ModelSpec, eval_tau
+from hardsoft.model.spec import ModelSpec, Weighting, eval_tau
 from hardsoft.model.transformer import Transformer
 
 DEFAULT_EPS = 0.25
 
-_DEGREE = {
-    "1": 0, "i": 1, "n": 1, "i/n": 0, "1/i": 0, "1/n": 0, "(-1)^i": 0, "i^2": 2,
-    "(i/n)^2": 0, "[i=1]": 0, "[i=n]": 0,
-}  # fmt: skip
-
-
-def feature_degree(name: str) -> int:
-    """p such that |f(i, n)| <= n^p for 1 <= i <= n (bounded features have p = 0)."""
-    text = "".join(name.split())
-    if "*" in text:
-        return sum(feature_degree(p) for p in text.split("*"))
-    if text in _DEGREE:
-        return _DEGREE[text]
-    f = parse_feature(name)
-    if f.bounded and not text.startswith("learned"):
-        return 0
-    raise HardsoftError(f"no activation bound known for position feature {name!r}")
-
-
-def _c(m: torch.Tensor) -> float:
-    """Largest column sum of |m| (0 for an empty matrix)."""
-    return float(m.detach().abs().sum(dim=0).max()) if m.numel() else 0.0
-
-
-def _vmax(v: torch.Tensor) -> float:
-    return float(v.detach().abs().max()) if v.numel() else 0.0
+# The norms are shared with the general simulation (hardsoft.convert); re-exported here.
+_c = col_norm
+_vmax = max_abs
 
 
 def bound_constants(model: Transformer, uniform: list[list[bool]] | None = None) -> dict:
@@ -121,7 +98,9 @@ def soften(model: Transformer, tau: str) -> Transformer:
     layers = tuple(
         dataclasses.replace(
             layer,
-            heads=tuple(dataclasses.replace(h, weighting="softmax", tau=tau) for h in layer.heads),
+            heads=tuple(
+                dataclasses.replace(h, weighting=Weighting.SOFTMAX, tau=tau) for h in layer.heads
+            ),
         )
         for layer in spec.layers
     )

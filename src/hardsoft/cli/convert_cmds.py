@@ -1,0 +1,116 @@
+"""``hardsoft soften`` and ``hardsoft harden``: convert between hard and soft attention."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from hardsoft.cli import app
+from hardsoft.cli.common import print_json
+
+
+@app.command("soften")
+def soften_cmd(
+    model_path: Path = typer.Argument(..., metavar="MODEL", help="A hard-attention model file."),
+    out: Path = typer.Option(..., "-o", "--out", help="Where to write the softmax model."),
+    n: int = typer.Option(
+        None,
+        "--n",
+        help="Largest length the bound covers (default: the longest --gap-inputs word, or 1000).",
+    ),
+    gap: str = typer.Option(
+        None, "--gap", help="The attention gap of every scored head: a number or expression in n."
+    ),
+    gap_inputs: Path = typer.Option(
+        None, "--gap-inputs", help="Measure the gaps exactly on these words (one per line)."
+    ),
+    eps: float = typer.Option(0.25, "--eps", help="Target bound on |softened − hard|, < 1/2."),
+    samples: int = typer.Option(
+        16, "--samples", min=1, help="Words per length when the gap is measured on a sample."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of that sample."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Simulate a hard-attention model by softmax attention with temperature.
+
+    Every unique-hard and average-hard head becomes a softmax head at a temperature τ set by
+    its attention gap (Yang, Strobl, Chiang & Angluin, TACL 2026); unique-hard ties are broken
+    by a position term in the score. The gap is certified (scores on a known grid: compiled
+    formulas and programs, dyadic weights with integer features), measured exactly on
+    `--gap-inputs` (or on a stated random sample), or given with `--gap`. The JSON reports
+    `tau`, `gap`, `gap_source`, `error_bound` (on |softened − hard| over every output, on the
+    inputs it covers) and `n`; the model file carries the same certificate in
+    meta["softened"]. See docs/soften.md."""
+    from hardsoft.convert import soften
+    from hardsoft.convert.gaps import read_words
+    from hardsoft.model import load_model, save_model
+
+    model = load_model(model_path)
+    words = read_words(str(gap_inputs), model.spec.alphabet) if gap_inputs is not None else None
+    result = soften(model, n=n, gap=gap, gap_inputs=words, eps=eps, samples=samples, seed=seed)
+    info = result.to_dict()
+    if words is not None:
+        hard_out = model.run_words(words)
+        soft_out = result.model.run_words(words)
+        info["measured_error"] = max(float(np.abs(a - b).max()) for a, b in zip(hard_out, soft_out))
+    save_model(result.model, out)
+    info["path"] = str(out)
+    if as_json:
+        print_json(info)
+        return
+    print(f"{model_path} -> {out}: {len(result.heads)} hard heads softened")
+    print(
+        f"gap ({info['gap_source']}) = {info['gap']:.4g} at n = {info['n']}; "
+        f"tau = {info['tau']} (theta = {info['theta']:.4g})"
+    )
+    print(f"error bound {info['error_bound']:.3g} on {result.covers()}")
+    if "measured_error" in info:
+        print(f"measured max |softened - hard| = {info['measured_error']:.3g}")
+    for note in info["notes"]:
+        print(f"note: {note}")
+
+
+@app.command("harden")
+def harden_cmd(
+    model_path: Path = typer.Argument(..., metavar="MODEL", help="A model with softmax heads."),
+    out: Path = typer.Option(..., "-o", "--out", help="Where to write the hard model."),
+    weighting: str = typer.Option(
+        "leftmost", "--weighting", help="leftmost, rightmost or average."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Turn every softmax head into a hard head (same weights, temperature dropped).
+
+    The hard counterpart of a trained model (`hardsoft train`) is what `hardsoft restrict`
+    analyses (Hahn 2020 §5); acceptance is read the same way in both (for a next-symbol
+    predictor: P(END-OF-SEQUENCE) above half its value on in-language prefixes, see
+    docs/soften.md). Run the original on the witness pair with `hardsoft run` to see whether
+    the trained network itself separates it."""
+    from hardsoft.convert import harden
+    from hardsoft.model import load_model, save_model
+    from hardsoft.model.readout import acceptance_of
+
+    model = load_model(model_path)
+    hard = harden(model, weighting)
+    save_model(hard, out)
+    heads = sum(len(layer.heads) for layer in model.spec.layers)
+    soft_heads = sum(
+        1 for layer in model.spec.layers for h in layer.heads if h.weighting == "softmax"
+    )
+    readout = acceptance_of(hard)
+    info = {
+        "path": str(out),
+        "weighting": hard.meta["hardened"]["weighting"],
+        "heads_hardened": soft_heads,
+        "heads": heads,
+        "acceptance": {**readout.to_dict(), "rule": readout.describe()},
+    }
+    if as_json:
+        print_json(info)
+        return
+    print(
+        f"{model_path} -> {out}: {soft_heads} of {heads} heads made {info['weighting']}; "
+        f"accept iff {readout.describe()}"
+    )

@@ -1,0 +1,102 @@
+"""How a model's acceptance bit is read from its output at the last position.
+
+Two readouts, declared per model (never guessed from its name):
+
+* ``coordinate`` (the default, Hahn 2020 §3): accept iff output coordinate ``index`` (0) at the
+  last position is > ``threshold`` (1/2). Compiled formulas, programs and random models use it.
+* ``eos``: for a next-symbol predictor with ``d_out = |Σ| + 1`` logits (``hardsoft train``),
+  accept iff the predicted probability of END-OF-SEQUENCE, ``softmax(y_n)[index]``, is
+  > ``threshold``. Hahn's processes (Hahn 2020 §6, Theorem 6) can stop after a prefix exactly
+  when the prefix is in the language (PARITY: an even number of 1s; 2DYCK: balanced), and
+  then with a fixed probability ``P(EOS | ε)`` (the empty prefix is in both languages); after
+  any other prefix the probability is 0. The threshold is the midpoint ``P(EOS | ε) / 2``, so
+  a model that predicts the process exactly accepts exactly the language (``parity-even`` for
+  the PARITY process, ``dyck2`` for 2DYCK).
+
+A model declares a readout in ``meta["acceptance"]`` (``{"kind", "index", "threshold"}``); a
+model written by ``hardsoft train`` (``meta["origin"] == "hardsoft train"``) gets the ``eos``
+readout of its process, and everything else the default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any
+
+import torch
+
+from hardsoft.errors import HardsoftError
+
+KINDS = ("coordinate", "eos")
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """``accept(y)`` for output rows ``y [..., d_out]`` (see the module docstring)."""
+
+    kind: str = "coordinate"
+    index: int = 0
+    threshold: float = 0.5
+    language: str | None = None  # the language the readout decides, where known
+
+    def accept(self, y: torch.Tensor) -> torch.Tensor:
+        """Boolean ``[...]``: the acceptance bit of each output row ``y [..., d_out]``."""
+        if self.kind == "eos":
+            return torch.softmax(y.to(torch.float64), dim=-1)[..., self.index] > self.threshold
+        return y[..., self.index] > self.threshold
+
+    def describe(self) -> str:
+        if self.kind == "eos":
+            return f"P(EOS) = softmax(y_n)[{self.index}] > {self.threshold:g}"
+        return f"y_n[{self.index}] > {self.threshold:g}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict[str, Any], d_out: int) -> Acceptance:
+        """Validate a declared readout against the model's output width."""
+        try:
+            acc = Acceptance(
+                kind=str(d.get("kind", "coordinate")),
+                index=int(d.get("index", 0)),
+                threshold=float(d.get("threshold", 0.5)),
+                language=d.get("language"),
+            )
+        except (TypeError, ValueError) as exc:
+            raise HardsoftError(f"malformed acceptance readout {d!r} ({exc})") from None
+        if acc.kind not in KINDS:
+            raise HardsoftError(f"unknown acceptance readout {acc.kind!r} (one of {KINDS})")
+        if not 0 <= acc.index < d_out:
+            raise HardsoftError(f"acceptance index {acc.index} is outside the {d_out} outputs")
+        return acc
+
+
+DEFAULT = Acceptance()
+
+
+@lru_cache(maxsize=32)
+def eos_readout(language: str, p: float | None) -> Acceptance:
+    """The ``eos`` readout of a model trained on Hahn's ``language`` process with parameter p."""
+    from hardsoft.learn.data import get_process
+
+    process = get_process(language, p)
+    p_end = float(process.next_probs("")[process.eos_index])
+    target = {"parity": "parity-even", "dyck2": "dyck2"}.get(language.strip().lower())
+    return Acceptance("eos", process.eos_index, p_end / 2.0, target)
+
+
+def acceptance_of(model: Any) -> Acceptance:
+    """The readout ``model`` declares (``meta["acceptance"]``), the ``eos`` readout of a model
+    trained by ``hardsoft train``, or the default coordinate-0 readout."""
+    meta = getattr(model, "meta", None) or {}
+    declared = meta.get("acceptance")
+    if declared:
+        return Acceptance.from_dict(declared, model.spec.d_out)
+    config = meta.get("config")
+    if meta.get("origin") == "hardsoft train" and isinstance(config, dict):
+        language = config.get("language")
+        if isinstance(language, str) and model.spec.d_out == len(model.spec.alphabet) + 1:
+            return eos_readout(language, config.get("p"))
+    return DEFAULT
