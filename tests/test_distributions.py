@@ -9,13 +9,8 @@ import numpy as np
 import pytest
 
 from hardsoft.errors import HardsoftError
-from hardsoft.languages import all_words
-from hardsoft.languages.distributions import (
-    DyckProcess,
-    ParityProcess,
-    get_process,
-    process_names,
-)
+from hardsoft.languages import all_words, get_process, process_names
+from hardsoft.languages.distributions import DyckProcess, ParityProcess
 
 
 # ----------------------------------------------------------------------- the rules, by hand

@@ -22,7 +22,7 @@ from hardsoft.programs.build import build
 from hardsoft.programs.compile import compile_program
 from hardsoft.programs.interpret import interpret, interpret_many
 from hardsoft.programs.soften import certificate, soften
-from hardsoft.programs.tieless import check_model, sample_words
+from hardsoft.programs.tieless import check_tieless, sample_words
 from hardsoft.programs.verify import agree, largest_exact_tau
 
 # (program, k, exhaustive max length) for the fast slice; tests/test_programs_slow.py goes
@@ -176,7 +176,7 @@ def test_checker_reports_a_tie_with_a_concrete_witness() -> None:
     tied = dsl.attend([1.0], [a], [dsl.Position("i")], mask="future", tie="average", label="avg_a")
     prog = dsl.Program("tied", ("a", "b"), [dsl.identity(tied.value(0)).lin()], gap="1/n")
     model = compile_program(prog).model
-    report = check_model(model, exhaustive_up_to=4)
+    report = check_tieless(model, exhaustive_up_to=4)
     assert not report.uniform_tieless
     head = next(h for h in report.heads if h.label == "avg_a")
     assert head.kind == "tied"
@@ -208,7 +208,7 @@ def test_checker_gaps_respect_the_declared_gap_and_uniform_heads_are_found() -> 
     # brute-force gap of the same-depth head on one word: −(d_i − d_j)² + j/(2n)
     w = "([])[(])"
     n = len(w)
-    sub = check_model(b.compiled.model, exhaustive_up_to=0, sampled={n: [w]})
+    sub = check_tieless(b.compiled.model, exhaustive_up_to=0, sampled={n: [w]})
     h = next(x for x in sub.heads if x.label == "same_depth")
     height = np.cumsum([1 if c in "([" else -1 for c in w])
     depth = np.maximum(height + np.array([c in ")]" for c in w]), 0)

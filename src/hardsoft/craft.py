@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
 import torch
 
 from hardsoft.errors import HardsoftError
 from hardsoft.model.features import parse_feature
 from hardsoft.model.spec import HeadSpec, LayerSpec, Mask, ModelSpec, Weighting
-from hardsoft.model.transformer import Block, Head, Transformer
+from hardsoft.model.transformer import Block, Transformer
 
 LinearForm = dict[str, float]
 
@@ -114,8 +113,7 @@ def _fill_form(weight: torch.Tensor, col: int, form: LinearForm, res: Residual) 
 
 def _fill_layer(block: Block, layer: CraftLayer, residual: Residual) -> None:
     """Write one craft layer's heads and neurons into ``block``'s (zero) weights."""
-    for head_module, h in zip(block.heads, layer.heads):
-        head = cast(Head, head_module)
+    for head, h in zip(block.heads, layer.heads):
         for d, (qf, kf) in enumerate(zip(h.query, h.key)):
             _fill_form(head.W_Q, d, qf, residual)
             _fill_form(head.W_K, d, kf, residual)
@@ -186,7 +184,7 @@ def assemble(
                     model.W_pos[row, residual[nm]] = 1.0
                 row += 1
         for block, layer in zip(model.blocks, layers):
-            _fill_layer(cast(Block, block), layer, residual)
+            _fill_layer(block, layer, residual)
         for k, out in enumerate(outputs):
             for name, coef in ({out: 1.0} if isinstance(out, str) else out).items():
                 model.W_U[residual[name], k] += coef

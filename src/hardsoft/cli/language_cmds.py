@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import typer
@@ -11,12 +12,13 @@ from hardsoft import memory
 from hardsoft.cli import app
 from hardsoft.cli.common import console, float_option, int_option, print_json, seed_option
 from hardsoft.errors import HardsoftError
-from hardsoft.languages import get_language, language_names
-from hardsoft.languages.distributions import (
-    PROCESS_NAMES,
-    DyckProcess,
-    ParityProcess,
+from hardsoft.languages import (
+    Language,
+    get_language,
     get_process,
+    is_process,
+    language_names,
+    process_names,
 )
 
 language_app = typer.Typer(
@@ -24,15 +26,6 @@ language_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(language_app, name="language")
-
-_PROCESS_INFO = {
-    "parity-process": (ParityProcess.alphabet, "Hahn's PARITY automaton (needs --p, 0<p<1)"),
-    "dyck2-process": (DyckProcess.alphabet, "Hahn's 2DYCK PCFG (needs --p, 0<p<1/2)"),
-}
-
-
-def _is_process(name: str) -> bool:
-    return name.strip().lower() in (*PROCESS_NAMES, "dyck-process")
 
 
 @language_app.command("list")
@@ -49,9 +42,15 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON 
                 "description": lang.description,
             }
         )
-    for name, (alphabet, desc) in _PROCESS_INFO.items():
+    for name in process_names():
+        proc = get_process(name)
         rows.append(
-            {"name": name, "kind": "process", "alphabet": "".join(alphabet), "description": desc}
+            {
+                "name": name,
+                "kind": proc.kind,
+                "alphabet": "".join(proc.alphabet),
+                "description": f"{proc.description} (needs --p, {proc.p_range})",
+            }
         )
     if as_json:
         print_json({"languages": rows})
@@ -92,58 +91,20 @@ def sample_cmd(
     # the words as Python strings and as int64 token rows, plus per-position targets/labels
     memory.require(count * (n + 64) * 24, f"sampling {count} strings of length {n}")
     rng = np.random.default_rng(seed)
-    if _is_process(name):
+    if is_process(name):
         if p is None:
             raise HardsoftError(f"{name} needs --p")
         if balanced:
             raise HardsoftError(f"{name} is a process: --balanced does not apply")
-        proc = get_process(name, p)
-        m = n if min_length is None else max(min_length, n)
-        # the exact sampler keeps about sqrt(m) checkpoints of a length-m DP vector
-        memory.require(8 * (math.isqrt(m) + 2) * (m + 2), f"the exact DP for length {m}")
-        words = proc.sample_prefixes(n, count, rng, min_length=min_length)
-        m = n if min_length is None else min_length
-        logs = [proc.log_prefix_probability(w, m) for w in words] if n <= 2000 else None
-        payload = {
-            "name": proc.name,
-            "kind": "process",
-            "p": proc.p,
-            "n": n,
-            "min_length": m,
-            "seed": seed,
-            "words": words,
-        }
-        if logs is not None:
-            payload["log_probs"] = logs
-        if as_json:
-            print_json(payload)
-        else:
-            for i, w in enumerate(words):
-                extra = f"\tlogP={logs[i]:.4f}" if logs is not None else ""
-                console.print(f"{w}{extra}", markup=False, highlight=False)
+        _sample_process(name, p, n, count, min_length, seed, rng, as_json)
         return
     if p is not None:
-        raise HardsoftError(f"--p applies to processes only ({', '.join(PROCESS_NAMES)})")
+        raise HardsoftError(f"--p applies to processes only ({', '.join(process_names())})")
     lang = get_language(name)
     if lang.kind == "task":
         if balanced:
             raise HardsoftError(f"{lang.name} is a task with per-position outputs: no --balanced")
-        words = lang.sample_uniform(n, count, rng)
-        targets = [lang.prefix_reference(w).tolist() for w in words]
-        if as_json:
-            print_json(
-                {
-                    "name": lang.name,
-                    "kind": "task",
-                    "n": n,
-                    "seed": seed,
-                    "words": words,
-                    "targets": targets,
-                }
-            )
-        else:
-            for w, t in zip(words, targets):
-                console.print(f"{w}\t{t}", markup=False, highlight=False)
+        _sample_task(lang, n, count, seed, rng, as_json)
         return
     if balanced:
         words, labels = lang.sample_balanced(n, count, rng, hard=not uniform_negatives)
@@ -167,6 +128,65 @@ def sample_cmd(
             console.print(f"{w}\t{int(lab)}", markup=False, highlight=False)
 
 
+def _sample_process(
+    name: str,
+    p: float,
+    n: int,
+    count: int,
+    min_length: int | None,
+    seed: int,
+    rng: np.random.Generator,
+    as_json: bool,
+) -> None:
+    """Exact draws of X_{1:n} given |X| >= min_length, with their log-probabilities (n <= 2000)."""
+    proc = get_process(name, p)
+    m = n if min_length is None else max(min_length, n)
+    # the exact sampler keeps about sqrt(m) checkpoints of a length-m DP vector
+    memory.require(8 * (math.isqrt(m) + 2) * (m + 2), f"the exact DP for length {m}")
+    words = proc.sample_prefixes(n, count, rng, min_length=min_length)
+    m = n if min_length is None else min_length
+    logs = [proc.log_prefix_probability(w, m) for w in words] if n <= 2000 else None
+    payload: dict[str, Any] = {
+        "name": proc.name,
+        "kind": "process",
+        "p": proc.p,
+        "n": n,
+        "min_length": m,
+        "seed": seed,
+        "words": words,
+    }
+    if logs is not None:
+        payload["log_probs"] = logs
+    if as_json:
+        print_json(payload)
+        return
+    for i, w in enumerate(words):
+        extra = f"\tlogP={logs[i]:.4f}" if logs is not None else ""
+        console.print(f"{w}{extra}", markup=False, highlight=False)
+
+
+def _sample_task(
+    lang: Language, n: int, count: int, seed: int, rng: np.random.Generator, as_json: bool
+) -> None:
+    """Uniform words of a task with their per-position targets."""
+    words = lang.sample_uniform(n, count, rng)
+    targets = [lang.prefix_reference(w).tolist() for w in words]
+    if as_json:
+        print_json(
+            {
+                "name": lang.name,
+                "kind": "task",
+                "n": n,
+                "seed": seed,
+                "words": words,
+                "targets": targets,
+            }
+        )
+        return
+    for w, t in zip(words, targets):
+        console.print(f"{w}\t{t}", markup=False, highlight=False)
+
+
 @language_app.command("member")
 def member_cmd(
     name: str = typer.Argument(..., metavar="NAME", help="A language name."),
@@ -174,7 +194,7 @@ def member_cmd(
     as_json: bool = typer.Option(False, "--json", help='Print {"member": bool}.'),
 ) -> None:
     """Is the --input string in language NAME? (JSON: exactly {"member": bool}.)"""
-    if _is_process(name):
+    if is_process(name):
         raise HardsoftError(f"{name} is a process, not a language: use e.g. parity-even or dyck2")
     lang = get_language(name)
     result = lang.member(word)

@@ -23,7 +23,7 @@ def restrict_cmd(
     model_path: Path = path_argument("MODEL", "A .safetensors model file."),
     n: int = int_option(..., "--n", lo=2, help="Input length (>= 2)."),
     language: str = typer.Option(
-        ..., "--language", help="Target: parity-even, parity-odd, dyck1 or dyck2."
+        ..., "--language", help="Target: parity-even, parity-odd or dyck<k> (dyck1, dyck2, ...)."
     ),
     C: float = float_option(
         0.5,
@@ -47,12 +47,18 @@ def restrict_cmd(
 ) -> None:
     """Build a restriction under which the model's output depends on few positions (Depth
     Reduction Lemma), certify the dependency set, and verify a witness pair."""
+    from hardsoft.languages import get_language, restriction_targets
     from hardsoft.limits.depth_reduction import Params
-    from hardsoft.limits.restrict import TARGETS, flip_test, restrict
+    from hardsoft.limits.restrict import flip_test, restrict
     from hardsoft.model import load_model
 
-    if language not in TARGETS:
-        raise HardsoftError(f"unknown target {language!r}; use one of {', '.join(TARGETS)}")
+    try:
+        is_target = get_language(language).restriction_target
+    except HardsoftError:
+        is_target = False
+    if not is_target:
+        known = ", ".join(restriction_targets())
+        raise HardsoftError(f"unknown target {language!r}; use one of {known} (or dyck<k>)")
     model = load_model(model_path)
     result = restrict(
         model, n, language, params=Params(C=C, k=k, seed=seed, max_rows=max_rows), seed=seed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -71,7 +72,7 @@ def _expand_lengths(text: str, option: str) -> list[int]:
     return values
 
 
-def balanced_words(alphabet_size: int):
+def balanced_words(alphabet_size: int) -> Callable[[int, int, np.random.Generator], np.ndarray]:
     """A sampler of inputs with (almost) equal symbol counts: flips then decide MAJORITY-like
     functions, so their influence is not hidden by a large count margin."""
 

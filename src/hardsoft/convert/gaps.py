@@ -184,9 +184,10 @@ class Measurement:
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
-def _allowed(mask: Any, n: int, device: torch.device) -> torch.Tensor:
-    i = torch.arange(n, device=device)
-    return torch.as_tensor(mask.allows(i[:, None], i[None, :]), device=device)
+def _full_allowed(head: Any, n: int, device: torch.device) -> torch.Tensor:
+    """The head's allowed pairs ``[n, n]`` as a tensor (all true for the mask ``none``)."""
+    allowed = head.allowed(torch.arange(n, device=device), n)
+    return torch.ones(n, n, dtype=torch.bool, device=device) if allowed is None else allowed
 
 
 def _head_rows(model: Transformer, tr: dict, g: HeadGap, n: int, delta: float | None):
@@ -195,8 +196,8 @@ def _head_rows(model: Transformer, tr: dict, g: HeadGap, n: int, delta: float | 
     head = blocks_of(model)[g.layer].heads[g.head]
     pre = f"blocks.{g.layer}.attn.{g.head}"
     q, k = tr[f"{pre}.q"], tr[f"{pre}.k"]
-    s = (q @ k.transpose(-1, -2)) * head.score_scale(n)  # as attention computes it
-    allowed = _allowed(head.spec.mask, n, s.device)
+    s = head.scores(q, k, n)  # as attention computes it
+    allowed = _full_allowed(head, n, s.device)
     has = allowed.any(-1)[None, :].expand(s.shape[0], n)
     sm = s.masked_fill(~allowed, -INF)
     if g.weighting.is_unique_hard:

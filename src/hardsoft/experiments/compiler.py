@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from hardsoft.compile import compile_formula
 from hardsoft.experiments import Context, Result, Table, register
 from hardsoft.logic import evaluate, parse
 from hardsoft.model import eval_tau
-from hardsoft.model.transformer import Block, Head, Transformer
+from hardsoft.model.transformer import Transformer
 
 THEOREMS = [
     ("Thm 12", "TL[Y,X]", "E ('a' & X ('b' & X 'c'))", "abc", False),
@@ -129,7 +129,7 @@ def theorem_table(ctx: Context) -> tuple[Table, int, int]:
 
 def _scale_taus(model: Transformer, factor: float, original: list[str | None]) -> None:
     """Multiply every soft head's τ(n) by ``factor`` (heads with τ = 1 are left alone)."""
-    heads = [cast(Head, head) for block in model.blocks for head in cast(Block, block).heads]
+    heads = [head for block in model.blocks for head in block.heads]
     for head, tau in zip(heads, original):
         if tau is not None:
             head.spec = dataclasses.replace(head.spec, tau=f"({tau})*{factor!r}")
@@ -142,9 +142,7 @@ def largest_exact_factor(
     with every τ multiplied by ``s`` is still exact on ``strings`` random words of length n."""
     formula = parse(text, alphabet=alphabet)
     model = compile_formula(formula, alphabet, "soft-temperature", masks=masks)
-    original = [
-        cast(Head, head).spec.tau for block in model.blocks for head in cast(Block, block).heads
-    ]
+    original = [head.spec.tau for block in model.blocks for head in block.heads]
     rng = np.random.default_rng(seed + n)
     ids = rng.integers(0, len(alphabet), size=(strings, n))
     ref = evaluate(formula, ids, list(alphabet)).astype(np.float64)

@@ -16,16 +16,19 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
-from hardsoft.languages.distributions import DyckProcess, ParityProcess, _entropy  # noqa: E402
+from hardsoft.languages import get_process  # noqa: E402
+from hardsoft.languages.distributions import DyckProcess, HahnProcess, _entropy  # noqa: E402
 
 
 def _grid(top: int, points: int) -> list[int]:
     return sorted({int(round(v)) for v in np.logspace(0, np.log10(top), points)})
 
 
-def _monte_carlo(proc, n: int, count: int, rng: np.random.Generator) -> dict:
+def _monte_carlo(proc: HahnProcess, n: int, count: int, rng: np.random.Generator) -> dict:
     """Re-estimates from exact conditioned samples: the optimal cross-entropy (mean next-symbol
     entropy), the unigram cross-entropy (entropy of the mean next-symbol distribution) and, for
     2DYCK, P0(n) (fraction of unbalanced prefixes ending with a closing bracket)."""
@@ -49,10 +52,82 @@ def _monte_carlo(proc, n: int, count: int, rng: np.random.Generator) -> dict:
     return out
 
 
+def _plot_curves(ax: Axes, kind: str, p: float, proc: HahnProcess, xs: list[int]) -> dict:
+    """The optimal and unigram curves (and for 2DYCK Hahn's bound) of one process; returns
+    them as metrics."""
+    opt = proc.optimal_cross_entropy(xs)
+    uni = proc.unigram_cross_entropy(xs)
+    (line,) = ax.semilogx(xs, opt, "-", label=f"optimal, p={p}")
+    ax.semilogx(xs, uni, "--", color=line.get_color(), label=f"unigram chance, p={p}")
+    entry = {"ns": xs, "optimal": opt.tolist(), "unigram": uni.tolist()}
+    if isinstance(proc, DyckProcess):
+        bound = proc.hahn_gap_bound(xs)
+        label = f"optimal + Hahn bound, p={p}"
+        ax.semilogx(xs, opt + bound, ":", color=line.get_color(), label=label)
+        entry["hahn_gap_bound"] = bound.tolist()
+    return entry
+
+
+def _table_rows(
+    kind: str,
+    p: float,
+    proc: HahnProcess,
+    table_ns: list[int],
+    mc_ns: list[int],
+    mc_count: int,
+    rng: np.random.Generator,
+) -> tuple[list[list], float]:
+    """The table rows of one process at ``table_ns``, with Monte Carlo re-estimates at
+    ``mc_ns``; returns the rows and the largest |z| of the Monte Carlo checks."""
+    t_opt = proc.optimal_cross_entropy(table_ns)
+    t_uni = proc.unigram_cross_entropy(table_ns)
+    t_bound = proc.hahn_gap_bound(table_ns) if isinstance(proc, DyckProcess) else None
+    rows, worst = [], 0.0
+    for j, n in enumerate(table_ns):
+        mc = ""
+        if n in mc_ns:
+            est = _monte_carlo(proc, n, mc_count, rng)
+            diff = abs(est["optimal"] - t_opt[j])
+            se = est["optimal_se"]
+            z = diff / se if se > 1e-9 else (0.0 if diff < 1e-9 else float("inf"))
+            mc = f"opt {est['optimal']:.4f}±{se:.4f}, uni {est['unigram']:.4f}"
+            if t_bound is not None:
+                p0 = t_bound[j] / ((1 - p) * np.log(2))
+                z = max(z, abs(est["p0"] - p0) / est["p0_se"])
+                mc += f", P0 {est['p0']:.3f}±{est['p0_se']:.3f} (exact {p0:.3f})"
+            worst = max(worst, z)
+        rows.append(
+            [
+                kind,
+                p,
+                n,
+                round(float(t_opt[j]), 5),
+                round(float(t_uni[j]), 5),
+                round(float(t_uni[j] - t_opt[j]), 5),
+                "" if t_bound is None else round(float(t_bound[j]), 5),
+                mc,
+            ]
+        )
+    return rows, worst
+
+
+def _finish_figure(ctx: Context, fig: Figure, ax_p: Axes, ax_d: Axes) -> None:
+    ax_p.set_title("PARITY automaton (Hahn 2020, §6)")
+    ax_d.set_title("2DYCK PCFG (Hahn 2020, §6), even n")
+    for ax in (ax_p, ax_d):
+        ax.set_xlabel("prefix length n (log scale)")
+        ax.set_ylabel("next-symbol cross-entropy (nats)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    fig.savefig(ctx.figure_path("hahn_processes_cross_entropy.png"), dpi=130)
+    plt.close(fig)
+
+
 @register(
     "hahn-processes",
     title="Hahn (2020) §6: optimal vs unigram-chance cross-entropy of PARITY and 2DYCK processes",
-    version="1",
+    version="2",
     order=20,
     seed_ref="Hahn (2020) §6, Theorem 6",
 )
@@ -75,63 +150,13 @@ def run(ctx: Context) -> Result:
     mc_worst = 0.0
     for kind, ps, ax in (("parity", parity_ps, ax_p), ("dyck2", dyck_ps, ax_d)):
         for p in ps:
-            proc = ParityProcess(p) if kind == "parity" else DyckProcess(p)
+            proc = get_process(kind, p)
             xs = ns if kind == "parity" else even_ns
-            opt = proc.optimal_cross_entropy(xs)
-            uni = proc.unigram_cross_entropy(xs)
-            (line,) = ax.semilogx(xs, opt, "-", label=f"optimal, p={p}")
-            ax.semilogx(xs, uni, "--", color=line.get_color(), label=f"unigram chance, p={p}")
-            entry = {"ns": xs, "optimal": opt.tolist(), "unigram": uni.tolist()}
-            bound = None
-            if kind == "dyck2":
-                bound = proc.hahn_gap_bound(xs)
-                ax.semilogx(
-                    xs,
-                    opt + bound,
-                    ":",
-                    color=line.get_color(),
-                    label=f"optimal + Hahn bound, p={p}",
-                )
-                entry["hahn_gap_bound"] = bound.tolist()
-            metrics[kind][str(p)] = entry
-            t_opt = proc.optimal_cross_entropy(table_ns)
-            t_uni = proc.unigram_cross_entropy(table_ns)
-            t_bound = proc.hahn_gap_bound(table_ns) if kind == "dyck2" else None
-            for j, n in enumerate(table_ns):
-                mc = ""
-                if n in mc_ns:
-                    est = _monte_carlo(proc, n, mc_count, rng)
-                    diff = abs(est["optimal"] - t_opt[j])
-                    se = est["optimal_se"]
-                    z = diff / se if se > 1e-9 else (0.0 if diff < 1e-9 else float("inf"))
-                    mc = f"opt {est['optimal']:.4f}±{se:.4f}, uni {est['unigram']:.4f}"
-                    if t_bound is not None:
-                        p0 = t_bound[j] / ((1 - p) * np.log(2))
-                        z = max(z, abs(est["p0"] - p0) / est["p0_se"])
-                        mc += f", P0 {est['p0']:.3f}±{est['p0_se']:.3f} (exact {p0:.3f})"
-                    mc_worst = max(mc_worst, z)
-                rows.append(
-                    [
-                        kind,
-                        p,
-                        n,
-                        round(float(t_opt[j]), 5),
-                        round(float(t_uni[j]), 5),
-                        round(float(t_uni[j] - t_opt[j]), 5),
-                        "" if t_bound is None else round(float(t_bound[j]), 5),
-                        mc,
-                    ]
-                )
-    ax_p.set_title("PARITY automaton (Hahn 2020, §6)")
-    ax_d.set_title("2DYCK PCFG (Hahn 2020, §6), even n")
-    for ax in (ax_p, ax_d):
-        ax.set_xlabel("prefix length n (log scale)")
-        ax.set_ylabel("next-symbol cross-entropy (nats)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.tight_layout()
-    fig.savefig(ctx.figure_path("hahn_processes_cross_entropy.png"), dpi=130)
-    plt.close(fig)
+            metrics[kind][str(p)] = _plot_curves(ax, kind, p, proc, xs)
+            new_rows, worst = _table_rows(kind, p, proc, table_ns, mc_ns, mc_count, rng)
+            rows += new_rows
+            mc_worst = max(mc_worst, worst)
+    _finish_figure(ctx, fig, ax_p, ax_d)
     metrics["mc_max_z"] = mc_worst
     return Result(
         metrics=metrics,
@@ -153,16 +178,19 @@ def run(ctx: Context) -> Result:
                 rows,
             )
         ],
-        summary=(
-            "Exact DP curves for Hahn's Theorem 6 processes. PARITY: given survival, the parity "
-            "of a prefix of length n >= 1 is uniform, so both curves are flat; the gap between "
-            "them is what a soft-attention transformer loses asymptotically (it converges to "
-            "unigram chance). 2DYCK: the optimal cross-entropy is the constant "
-            "H(p/2, p/2, 1-p) (every state's next-symbol distribution has these masses); the "
-            "unigram curve settles as the height distribution converges (separately for even and "
-            "odd n, since odd prefixes are never balanced), and Hahn's bound P0(n)(1-p)ln 2 on a "
-            "transformer's excess over the optimum converges to a positive constant. "
-            "Monte Carlo re-estimates from the exact conditioned sampler (optimal cross-entropy; "
-            f"P0 for 2DYCK) agree with the DP (largest |z| = {mc_worst:.2f})."
-        ),
+        summary=_SUMMARY.format(mc_worst=mc_worst),
     )
+
+
+_SUMMARY = (
+    "Exact DP curves for Hahn's Theorem 6 processes. PARITY: given survival, the parity "
+    "of a prefix of length n >= 1 is uniform, so both curves are flat; the gap between "
+    "them is what a soft-attention transformer loses asymptotically (it converges to "
+    "unigram chance). 2DYCK: the optimal cross-entropy is the constant "
+    "H(p/2, p/2, 1-p) (every state's next-symbol distribution has these masses); the "
+    "unigram curve settles as the height distribution converges (separately for even and "
+    "odd n, since odd prefixes are never balanced), and Hahn's bound P0(n)(1-p)ln 2 on a "
+    "transformer's excess over the optimum converges to a positive constant. "
+    "Monte Carlo re-estimates from the exact conditioned sampler (optimal cross-entropy; "
+    "P0 for 2DYCK) agree with the DP (largest |z| = {mc_worst:.2f})."
+)

@@ -10,6 +10,7 @@ the largest output difference over a batch of inputs, against τ.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import matplotlib
 
@@ -17,9 +18,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
 
 from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
-from hardsoft.model import Transformer, random_model, weights_from_scores  # noqa: E402
+from hardsoft.model import Transformer, Weighting, random_model, weights_from_scores  # noqa: E402
 
 
 def with_weighting(model: Transformer, weighting: str, tau: str | None) -> Transformer:
@@ -29,7 +31,7 @@ def with_weighting(model: Transformer, weighting: str, tau: str | None) -> Trans
         dataclasses.replace(
             layer,
             heads=tuple(
-                dataclasses.replace(h, weighting=weighting, tau=tau, scale=h.scale)
+                dataclasses.replace(h, weighting=Weighting(weighting), tau=tau, scale=h.scale)
                 for h in layer.heads
             ),
         )
@@ -40,20 +42,12 @@ def with_weighting(model: Transformer, weighting: str, tau: str | None) -> Trans
     return other
 
 
-@register(
-    "softmax-to-hardmax",
-    title="Sanity: softmax with temperature τ converges to hardmax",
-    version="1",
-    order=10,
-    seed_ref="Yang et al. (2026) §3.2 (Lemmas 6–7)",
-)
-@torch.no_grad()
-def run(ctx: Context) -> Result:
-    rng = np.random.default_rng(ctx.seed)
-    taus = np.logspace(0, -4, 9 if ctx.quick else 17)
-    lengths = [16, 128, 1024] if ctx.quick else [16, 128, 1024, 8192]
-    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(11, 4.2))
-    rows = []
+def _panel_rows(
+    ax: Axes, rng: np.random.Generator, taus: np.ndarray, lengths: list[int]
+) -> tuple[list[list[Any]], bool]:
+    """Panel (a): random score rows, softmax_τ against the leftmost-hardmax one-hot and the gap
+    bound; returns the table rows and whether every point is within the bound."""
+    rows: list[list[Any]] = []
     within_bound = True
     for n in lengths:
         s = torch.tensor(rng.normal(size=(64, n)), dtype=torch.float64)
@@ -65,51 +59,73 @@ def run(ctx: Context) -> Result:
             soft = weights_from_scores(s / tau, None, "softmax")
             gaps.append(float((soft - hard).abs().sum(-1).max()))
             bounds.append(min(2.0, 2 * (n - 1) * float(np.exp(-gamma / tau))))
-        (line,) = ax_a.loglog(taus, np.maximum(gaps, 1e-17), "o-", label=f"n = {n}")
-        ax_a.loglog(taus, np.maximum(bounds, 1e-17), "--", color=line.get_color(), alpha=0.6)
+        (line,) = ax.loglog(taus, np.maximum(gaps, 1e-17), "o-", label=f"n = {n}")
+        ax.loglog(taus, np.maximum(bounds, 1e-17), "--", color=line.get_color(), alpha=0.6)
         rows.append([n, f"{gamma:.3g}", gaps[0], gaps[len(gaps) // 2], gaps[-1]])
         within_bound &= all(g <= b + 1e-12 for g, b in zip(gaps, bounds))
-    ax_a.set_xlabel("temperature τ")
-    ax_a.set_ylabel("max L1 distance to hardmax")
-    ax_a.set_title(r"(a) one attention row (dashed: $2(m-1)e^{-\gamma/\tau}$)")
-    ax_a.invert_xaxis()
-    ax_a.legend()
+    ax.set_xlabel("temperature τ")
+    ax.set_ylabel("max L1 distance to hardmax")
+    ax.set_title(r"(a) one attention row (dashed: $2(m-1)e^{-\gamma/\tau}$)")
+    ax.invert_xaxis()
+    ax.legend()
+    return rows, within_bound
 
+
+def _panel_model(ax: Axes, rng: np.random.Generator, seed: int, taus: np.ndarray) -> list[list]:
+    """Panel (b): a random 2-layer rightmost-hard model against the same weights with
+    softmax_τ heads; returns the table rows."""
     model = random_model(
         weighting="rightmost",
         mask="future",
         layers=2,
         heads=2,
         d_model=16,
-        seed=ctx.seed,
+        seed=seed,
         dtype=torch.float64,
     )
-    model_rows = []
-    model_taus = np.logspace(0, -8, 9 if ctx.quick else 17)
+    rows: list[list[Any]] = []
     for n in (16, 64):
         words = ["".join(rng.choice(["0", "1"], n)) for _ in range(32)]
         tokens = model.encode(words)
         y_hard = model(tokens).outputs
         diffs = []
-        for tau in model_taus:
+        for tau in taus:
             soft_model = with_weighting(model, "softmax", repr(float(tau)))
             diffs.append(float((soft_model(tokens).outputs - y_hard).abs().max()))
-        ax_b.loglog(model_taus, np.maximum(diffs, 1e-17), "s-", label=f"n = {n}")
-        model_rows.append([n, diffs[0], diffs[-1]])
-    ax_b.set_xlabel("temperature τ")
-    ax_b.set_ylabel("max |y_soft − y_hard| over outputs")
-    ax_b.set_title("(b) 2-layer random model: softmax_τ vs rightmost-hard")
-    ax_b.invert_xaxis()
-    ax_b.legend()
+        ax.loglog(taus, np.maximum(diffs, 1e-17), "s-", label=f"n = {n}")
+        rows.append([n, diffs[0], diffs[-1]])
+    ax.set_xlabel("temperature τ")
+    ax.set_ylabel("max |y_soft − y_hard| over outputs")
+    ax.set_title("(b) 2-layer random model: softmax_τ vs rightmost-hard")
+    ax.invert_xaxis()
+    ax.legend()
+    return rows
+
+
+@register(
+    "softmax-to-hardmax",
+    title="Sanity: softmax with temperature τ converges to hardmax",
+    version="2",
+    order=10,
+    seed_ref="Yang et al. (2026) §3.2 (Lemmas 6–7)",
+)
+@torch.no_grad()
+def run(ctx: Context) -> Result:
+    rng = np.random.default_rng(ctx.seed)
+    taus = np.logspace(0, -4, 9 if ctx.quick else 17)
+    lengths = [16, 128, 1024] if ctx.quick else [16, 128, 1024, 8192]
+    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    rows, within_bound = _panel_rows(ax_a, rng, taus, lengths)
+    model_taus = np.logspace(0, -8, 9 if ctx.quick else 17)
+    model_rows = _panel_model(ax_b, rng, ctx.seed, model_taus)
     fig.tight_layout()
     fig.savefig(ctx.figure_path("softmax_to_hardmax.png"), dpi=130)
     plt.close(fig)
-    final = max(r[-1] for r in rows)
     return Result(
         metrics={
             "lengths": lengths,
             "taus": taus.tolist(),
-            "final_row_gap": final,
+            "final_row_gap": max(r[-1] for r in rows),
             "model_gap_at_smallest_tau": max(r[-1] for r in model_rows),
             "rows_within_gap_bound": within_bound,
         },

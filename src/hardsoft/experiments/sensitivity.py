@@ -1,5 +1,6 @@
 """Hahn's Lemma 5 measured: one symbol moves a soft transformer's last activation by O(1/n),
-and the seed-003 constructions that drop its assumptions (τ(n) → 0, unbounded PEs) do not.
+and the constructions of Yang, Strobl, Chiang & Angluin (TACL 2026) that drop its assumptions
+(τ(n) → 0, unbounded PEs) do not.
 
 (a) Seeded random soft models (τ = 1, bounded position features, no masks): the largest and
 mean change of the last residual vector when one symbol at i < n changes, against n, with the
@@ -12,6 +13,8 @@ the change does not decay (slope ≈ 0).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from typing import Any
 
 import matplotlib
 
@@ -31,7 +34,7 @@ SMALL_SCALE = 0.3  # small weights: e^{2A} << n, so the bounds themselves reach 
 
 
 @contextlib.contextmanager
-def cpu_threads(device: str, n: int = 1):
+def cpu_threads(device: str, n: int = 1) -> Iterator[None]:
     """Small float64 kernels: one intra-op thread (oversubscribed CPUs slow down 10-100x)."""
     old = torch.get_num_threads()
     if device == "cpu":
@@ -47,7 +50,7 @@ def balanced_words(n: int, count: int, rng: np.random.Generator) -> np.ndarray:
     return np.stack([rng.permutation(np.arange(n) % 2) for _ in range(count)])
 
 
-def finite(obj):
+def finite(obj: Any) -> Any:
     """``obj`` with NaN/inf floats replaced by None (the results store needs strict JSON)."""
     if isinstance(obj, float):
         return obj if np.isfinite(obj) else None
@@ -63,10 +66,99 @@ def _fit_text(rep: SensitivityReport, key: str, n_min: int) -> tuple[float, floa
     return (fit.slope, fit.ci[0], fit.ci[1]) if fit else (float("nan"),) * 3
 
 
+def _random_families(
+    ctx: Context, layer_counts: list[int], lengths: list[int], samples: int, flips: int
+) -> tuple[dict[str, SensitivityReport], dict[str, SensitivityReport]]:
+    """Seeded random soft models at weight scale 1 (``layer_counts`` layers) and 0.3 (the
+    first two): each measured at ``lengths``."""
+    reports: dict[str, SensitivityReport] = {}
+    small: dict[str, SensitivityReport] = {}
+    for scale, family, counts in (
+        (WEIGHT_SCALE, reports, layer_counts),
+        (SMALL_SCALE, small, layer_counts[:2]),
+    ):
+        for layers in counts:
+            model = random_model(
+                layers=layers,
+                heads=2,
+                d_model=16,
+                position_features=FEATURES,
+                weight_scale=scale,
+                seed=ctx.seed + layers,
+                dtype=torch.float64,
+            )
+            family[f"random L={layers} w={scale}"] = measure_sensitivity(
+                model, lengths, samples=samples, flips=flips, seed=ctx.seed, device=ctx.device
+            )
+    return reports, small
+
+
+def _compiled_family(
+    ctx: Context, lengths: list[int], samples: int, flips: int
+) -> tuple[dict[str, SensitivityReport], str | None]:
+    """Compiled PARITY and MAJORITY for every target, on balanced inputs (or the reason the
+    compiler could not be imported)."""
+    compiled: dict[str, SensitivityReport] = {}
+    try:
+        from hardsoft.compile import compile_formula
+
+        for fname, formula in FORMULAS.items():
+            for target in ("hard", "soft-temperature", "soft-pe"):
+                model = compile_formula(formula, "01", target=target)
+                compiled[f"{fname} {target}"] = measure_sensitivity(
+                    model,
+                    lengths,
+                    samples=samples,
+                    flips=flips,
+                    seed=ctx.seed,
+                    words=balanced_words,
+                    device=ctx.device,
+                )
+    except ImportError as exc:  # the compiler is optional for this experiment
+        return compiled, str(exc)
+    return compiled, None
+
+
+def _row(
+    name: str, rep: SensitivityReport, fit_from: int, fit_min: int, random: bool
+) -> tuple[list, dict]:
+    """One table row and the metrics of one measured model: influence slopes fitted on
+    n >= ``fit_from``, the supplement's slope on n >= ``fit_min``."""
+    s, lo, hi = _fit_text(rep, "last_max", fit_from)
+    ms, _, _ = _fit_text(rep, "last_mean", fit_from)
+    ss, slo, shi = _fit_text(rep, "supp_last_max", fit_min)
+    bounds = rep.bound_series()
+    ratio = (
+        max(m / b for m, b in zip(rep.series("last_max"), bounds) if b is not None)
+        if bounds and bounds[0] is not None
+        else None
+    )
+    row = [
+        name,
+        f"{s:.3f} [{lo:.3f}, {hi:.3f}]",
+        f"{ms:.3f}",
+        f"{ss:.3f} [{slo:.3f}, {shi:.3f}]" if random else "-",
+        "-" if ratio is None else f"{ratio:.2e}",
+        f"{rep.constants.log10_C:.3g}" if rep.constants.applicable else "n/a",
+        len(rep.violations),
+    ]
+    metrics = {
+        "slope_max": s,
+        "slope_ci": [lo, hi],
+        "slope_mean": ms,
+        "supplement_slope": ss,
+        "max_over_bound": ratio,
+        "lengths": rep.lengths,
+        "max_influence": rep.series("last_max"),
+        "violations": len(rep.violations),
+    }
+    return row, metrics
+
+
 @register(
     "soft-attention-sensitivity",
     title="Lemma 5: one symbol moves a soft transformer by O(1/n); compiled models escape it",
-    version="1",
+    version="2",
     order=60,
     seed_ref="Hahn (2020) §6, Lemma 5, supplement S2; Yang et al. (2026) §4 (τ(n), unbounded PEs)",
 )
@@ -79,84 +171,24 @@ def run(ctx: Context) -> Result:
     samples, flips = (2, 8) if quick else (4, 32)
     c_top = 256 if quick else 2048
     c_lengths = [2**k for k in range(4, int(np.log2(c_top)) + 1)]
-    reports: dict[str, SensitivityReport] = {}
-    small: dict[str, SensitivityReport] = {}
     with cpu_threads(ctx.device):
-        for scale, family, counts in (
-            (WEIGHT_SCALE, reports, layer_counts),
-            (SMALL_SCALE, small, layer_counts[:2]),
-        ):
-            for layers in counts:
-                model = random_model(
-                    layers=layers,
-                    heads=2,
-                    d_model=16,
-                    position_features=FEATURES,
-                    weight_scale=scale,
-                    seed=ctx.seed + layers,
-                    dtype=torch.float64,
-                )
-                family[f"random L={layers} w={scale}"] = measure_sensitivity(
-                    model, lengths, samples=samples, flips=flips, seed=ctx.seed, device=ctx.device
-                )
-        compiled, compile_error = {}, None
-        try:
-            from hardsoft.compile import compile_formula
-
-            for fname, formula in FORMULAS.items():
-                for target in ("hard", "soft-temperature", "soft-pe"):
-                    model = compile_formula(formula, "01", target=target)
-                    compiled[f"{fname} {target}"] = measure_sensitivity(
-                        model,
-                        c_lengths,
-                        samples=samples,
-                        flips=flips,
-                        seed=ctx.seed,
-                        words=balanced_words,
-                        device=ctx.device,
-                    )
-        except ImportError as exc:  # the compiler is optional for this experiment
-            compile_error = str(exc)
+        reports, small = _random_families(ctx, layer_counts, lengths, samples, flips)
+        compiled, compile_error = _compiled_family(ctx, c_lengths, samples, flips)
 
     mode = "quick run" if quick else "full run"
     figures = [_figure_random(ctx, reports, small, mode, fit_min)]
     if compiled:
         figures.append(_figure_contrast(ctx, compiled, reports, mode))
 
-    rows, metrics, violations = [], {}, 0
+    rows: list[list] = []
+    metrics: dict[str, Any] = {}
     randoms = {**reports, **small}
     for name, rep in {**randoms, **compiled}.items():
-        s, lo, hi = _fit_text(rep, "last_max", fit_min if name in randoms else c_lengths[0])
-        ms, _, _ = _fit_text(rep, "last_mean", fit_min if name in randoms else c_lengths[0])
-        ss, slo, shi = _fit_text(rep, "supp_last_max", fit_min)
-        bounds = rep.bound_series()
-        ratio = (
-            max(m / b for m, b in zip(rep.series("last_max"), bounds))
-            if bounds and bounds[0] is not None
-            else None
-        )
-        violations += len(rep.violations)
-        rows.append(
-            [
-                name,
-                f"{s:.3f} [{lo:.3f}, {hi:.3f}]",
-                f"{ms:.3f}",
-                f"{ss:.3f} [{slo:.3f}, {shi:.3f}]" if name in randoms else "-",
-                "-" if ratio is None else f"{ratio:.2e}",
-                f"{rep.constants.log10_C:.3g}" if rep.constants.applicable else "n/a",
-                len(rep.violations),
-            ]
-        )
-        metrics[name] = {
-            "slope_max": s,
-            "slope_ci": [lo, hi],
-            "slope_mean": ms,
-            "supplement_slope": ss,
-            "max_over_bound": ratio,
-            "lengths": rep.lengths,
-            "max_influence": rep.series("last_max"),
-            "violations": len(rep.violations),
-        }
+        random = name in randoms
+        fit_from = fit_min if random else c_lengths[0]
+        row, metrics[name] = _row(name, rep, fit_from, fit_min, random)
+        rows.append(row)
+    violations = sum(len(rep.violations) for rep in {**randoms, **compiled}.values())
     table = Table(
         title=f"Single-symbol influence on the last activation ({mode}; slopes fit on n >= "
         f"{fit_min} for random models)",
@@ -171,9 +203,20 @@ def run(ctx: Context) -> Result:
         ],
         rows=rows,
     )
-    rand_slopes = [metrics[k]["slope_max"] for k in randoms]
-    comp_slopes = [metrics[k]["slope_max"] for k in compiled]
-    summary = (
+    summary = _summary(
+        [metrics[k]["slope_max"] for k in randoms],
+        [metrics[k]["slope_max"] for k in compiled],
+        violations,
+        None if compiled else compile_error,
+    )
+    metrics["violations"] = violations
+    return Result(metrics=finite(metrics), figures=figures, tables=[table], summary=summary)
+
+
+def _summary(
+    rand_slopes: list[float], comp_slopes: list[float], violations: int, compile_error: str | None
+) -> str:
+    return (
         f"Random soft models (τ = 1, bounded PEs, weight scales {WEIGHT_SCALE} and "
         f"{SMALL_SCALE}, d = 16, 2 heads): "
         f"slopes of the max influence {', '.join(f'{v:.2f}' for v in rand_slopes)} (Lemma 5: "
@@ -182,7 +225,7 @@ def run(ctx: Context) -> Result:
             f"Compiled PARITY/MAJORITY models: slopes "
             f"{', '.join(f'{v:.2f}' for v in comp_slopes)} (no decay: τ(n) → 0 or unbounded "
             "PEs break Lemma 5's assumptions; hard attention is outside it). "
-            if compiled
+            if compile_error is None
             else f"Compiled models skipped ({compile_error}). "
         )
         + "Hahn's constant C = 2(1 + e^{2A} + L_f) is astronomically large at weight scale "
@@ -190,11 +233,15 @@ def run(ctx: Context) -> Result:
         f"bound is flat; at weight scale {SMALL_SCALE} both bounds are in their 1/n regime "
         "(figure, panel b)."
     )
-    metrics["violations"] = violations
-    return Result(metrics=finite(metrics), figures=figures, tables=[table], summary=summary)
 
 
-def _figure_random(ctx: Context, reports, small, mode: str, fit_min: int) -> str:
+def _figure_random(
+    ctx: Context,
+    reports: dict[str, SensitivityReport],
+    small: dict[str, SensitivityReport],
+    mode: str,
+    fit_min: int,
+) -> str:
     fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(12.5, 4.8))
     for name, rep in reports.items():
         ns = np.array(rep.lengths)
@@ -214,8 +261,8 @@ def _figure_random(ctx: Context, reports, small, mode: str, fit_min: int) -> str
         ns = np.array(rep.lengths)
         (line,) = ax_b.loglog(ns, rep.series("last_max"), "o-", label=f"{name}: measured max")
         ax_b.loglog(ns, rep.bound_series(), "--", color=line.get_color(), alpha=0.9)
-        pub = [None if p is None else p["other"][-1] for p in rep.published]
-        if all(v is not None and v < 300 for v in pub):
+        pub = [p["other"][-1] for p in rep.published if p is not None]
+        if len(pub) == len(rep.published) and all(v < 300 for v in pub):
             ax_b.loglog(ns, [10.0**v for v in pub], ":", color=line.get_color(), alpha=0.9)
     ax_b.set_xlabel("input length n")
     ax_b.set_ylabel("influence on the last position")
@@ -231,7 +278,12 @@ def _figure_random(ctx: Context, reports, small, mode: str, fit_min: int) -> str
     return path.name
 
 
-def _figure_contrast(ctx: Context, compiled, reports, mode: str) -> str:
+def _figure_contrast(
+    ctx: Context,
+    compiled: dict[str, SensitivityReport],
+    reports: dict[str, SensitivityReport],
+    mode: str,
+) -> str:
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     styles = {"hard": "o-", "soft-temperature": "s-", "soft-pe": "^-"}
     for name, rep in compiled.items():

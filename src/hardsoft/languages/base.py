@@ -11,6 +11,9 @@ language object offers the same small, stable API (other modules rely on it):
 - ``sample_uniform(n, count, rng)``: ``count`` i.i.d. uniform strings of length ``n``
 - ``sample_balanced(n, count, rng)``: ``(words, labels)`` with ``count // 2`` non-members (hard
   near misses by default) and ``count - count // 2`` members, shuffled
+- capabilities: ``restriction_target`` and the witness hooks of the restriction engine
+  (``restriction_alphabet``, ``initial_fixes``, ``witness_word``, ``witness_flip``,
+  ``witness_note``), and ``process_name`` (the Hahn §6 process that generates it)
 
 Unknown symbols raise :class:`~hardsoft.errors.HardsoftError` naming the symbol and position.
 """
@@ -19,10 +22,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hardsoft.errors import HardsoftError
+
+if TYPE_CHECKING:
+    from hardsoft.limits.restriction import Restriction
 
 _MAX_REJECTION_ROUNDS = 200
 
@@ -64,6 +71,43 @@ class Language(ABC):
     alphabet: tuple[str, ...] = ()
     description: str = ""
     kind: str = "language"
+
+    # ------------------------------------------------------------------ capabilities
+    # What the rest of the toolkit may do with a language, declared here and overridden by the
+    # classes that can do more (never guessed from names).
+
+    #: A target of the restriction engine (``hardsoft restrict``): Hahn (2020) §5, Corollary 2.
+    restriction_target: bool = False
+    #: The witness's reason when :meth:`witness_word` finds no completion.
+    no_completion_reason: str = "no word compatible with the restriction was found"
+
+    @property
+    def process_name(self) -> str | None:
+        """The registry name of the Hahn §6 process that generates this language, if any."""
+        return None
+
+    def restriction_alphabet(self) -> tuple[str, ...]:
+        """The symbols the restriction engine lets free positions range over."""
+        return self.alphabet
+
+    def initial_fixes(self, n: int) -> dict[int, str]:
+        """Positions (0-based) the engine's initial restriction at length ``n`` fixes."""
+        return {}
+
+    def witness_word(self, restriction: Restriction, rng: np.random.Generator) -> str | None:
+        """The witness's first input ``x``: a completion of ``restriction`` (None if none
+        suitable exists). Default: a uniformly random completion."""
+        return restriction.random_completion(rng)
+
+    def witness_flip(self, symbol: str, alphabet: Sequence[str], rng: np.random.Generator) -> str:
+        """The symbol that replaces ``symbol`` in ``x'``. Default: a uniformly random other
+        symbol of ``alphabet``."""
+        others = [a for a in alphabet if a != symbol]
+        return others[int(rng.integers(len(others)))]
+
+    def witness_note(self, n: int) -> str | None:
+        """A note for the report when no witness can exist at length ``n`` (None: none)."""
+        return None
 
     # ------------------------------------------------------------------ validation
     def validate(self, word: str) -> None:

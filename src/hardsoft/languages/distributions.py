@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -59,12 +60,34 @@ def _entropy(probs: np.ndarray) -> np.ndarray:
     return terms.sum(axis=-1)
 
 
+class _Walker(Protocol):
+    """The forward sampler of :meth:`HahnProcess.sample_prefixes` (see ``_sampler``)."""
+
+    def __call__(self, t: int, log_beta_next: np.ndarray) -> None: ...
+
+    def result(self) -> list[str]: ...
+
+
 class HahnProcess(ABC):
-    """Common machinery; subclasses define the summary-state chain and the full-state walk."""
+    """Common machinery; subclasses define the summary-state chain and the full-state walk.
+
+    Subclasses declare their registry ``name``, ``alphabet``, a one-line ``description``, the
+    admissible range of ``p`` (``p_range``, for help texts), ``default_p`` (the value the
+    training code uses when none is given) and ``stops_in`` (the language of the prefixes after
+    which the process may end); the registry is :mod:`hardsoft.languages`."""
 
     name: str = ""
+    stops_in: str = ""
     alphabet: tuple[str, ...] = ()
+    description: str = ""
+    p_range: str = ""
+    default_p: float = 0.5
+    kind: str = "process"
     p: float
+
+    def __init__(self, p: float) -> None:
+        """A process with parameter ``p`` (subclasses check its range)."""
+        self.p = float(p)
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -114,6 +137,28 @@ class HahnProcess(ABC):
                     f"{self.name}: unknown symbol {ch!r} at position {i + 1} "
                     f"(alphabet: {''.join(self.alphabet)})"
                 )
+
+    def encode(self, words: Sequence[str]) -> np.ndarray:
+        """Symbol indices ``[B, n]`` (into ``alphabet``) of equal-length words, by a byte table;
+        a symbol outside the alphabet is a HardsoftError naming it."""
+        if len(words) == 0:
+            return np.zeros((0, 0), dtype=np.int64)
+        n = len(words[0])
+        if any(len(w) != n for w in words):
+            raise HardsoftError(f"{self.name}: needs strings of equal length")
+        table = np.full(256, -1, dtype=np.int64)
+        for k, a in enumerate(self.alphabet):
+            table[ord(a)] = k
+        try:
+            raw: bytes | None = "".join(words).encode("latin-1")
+        except UnicodeEncodeError:  # a symbol beyond latin-1 is in no alphabet
+            raw = None
+        ids = None if raw is None else table[np.frombuffer(raw, dtype=np.uint8)]
+        if ids is None or (ids < 0).any():
+            for w in words:
+                self.validate(w)  # raises, naming the first bad symbol and its position
+        assert ids is not None
+        return ids.reshape(len(words), n)
 
     def next_probs(self, prefix: str) -> np.ndarray:
         """The exact distribution of the next symbol (over ``symbols``) after ``prefix``."""
@@ -227,7 +272,7 @@ class HahnProcess(ABC):
         return walker.result()
 
     @abstractmethod
-    def _sampler(self, count: int, n: int, rng: np.random.Generator):
+    def _sampler(self, count: int, n: int, rng: np.random.Generator) -> _Walker:
         """The forward walker of :meth:`sample_prefixes`: called as ``walker(t, log_beta_next)``
         for t = 0..n-1, it draws symbol t of ``count`` prefixes; ``walker.result()`` gives them."""
 
@@ -311,14 +356,18 @@ class HahnProcess(ABC):
 class ParityProcess(HahnProcess):
     """Hahn's two-state PARITY automaton (states: even / odd number of 1s so far)."""
 
+    name = "parity-process"
+    stops_in = "parity-even"
     alphabet = ("0", "1")
+    description = "Hahn's PARITY automaton"
+    p_range = "0<p<1"
+    default_p = 0.5
 
     def __init__(self, p: float) -> None:
         p = float(p)
         if not 0.0 < p < 1.0:
             raise HardsoftError(f"parity-process needs 0 < p < 1, got {p}")
         self.p = p
-        self.name = "parity-process"
         q = (1.0 - p) / 2.0
         self._dist = np.array([[q, q, p], [0.5, 0.5, 0.0]])
 
@@ -357,17 +406,12 @@ class ParityProcess(HahnProcess):
     def next_prob_matrix(self, words: Sequence[str], include_empty: bool = False) -> np.ndarray:
         if len(words) == 0:
             return np.zeros((0, 0, 3))
-        n = len(words[0])
-        if any(len(w) != n for w in words):
-            raise HardsoftError("next_prob_matrix needs strings of equal length")
-        for w in words:
-            self.validate(w)
-        bits = np.array([[c == "1" for c in w] for w in words], dtype=np.int64).reshape(-1, n)
+        bits = self.encode(words)
         states = np.concatenate([np.zeros((len(words), 1), np.int64), np.cumsum(bits, 1) % 2], 1)
         out = self._dist[states]
         return out if include_empty else out[:, 1:]
 
-    def _sampler(self, count: int, n: int, rng: np.random.Generator):
+    def _sampler(self, count: int, n: int, rng: np.random.Generator) -> _Walker:
         return _ParitySampler(self, count, n, rng)
 
 
@@ -395,7 +439,12 @@ class _ParitySampler:
 class DyckProcess(HahnProcess):
     """Hahn's 2DYCK PCFG ``S -> (S)S | [S]S`` (p/2 each) ``| ε`` (1 - p); summary state: height."""
 
+    name = "dyck2-process"
+    stops_in = "dyck2"
     alphabet = ("(", ")", "[", "]")
+    description = "Hahn's 2DYCK PCFG"
+    p_range = "0<p<1/2"
+    default_p = 0.3
 
     def __init__(self, p: float) -> None:
         p = float(p)
@@ -404,7 +453,6 @@ class DyckProcess(HahnProcess):
                 f"dyck2-process needs 0 < p < 1/2 (finite expected length), got {p}"
             )
         self.p = p
-        self.name = "dyck2-process"
 
     def _n_states(self, max_steps: int) -> int:
         return max_steps + 2
@@ -459,20 +507,15 @@ class DyckProcess(HahnProcess):
                 )
         return dists, len(stack)
 
-    def _sampler(self, count: int, n: int, rng: np.random.Generator):
+    def _sampler(self, count: int, n: int, rng: np.random.Generator) -> _Walker:
         return _DyckSampler(self, count, n, rng)
 
     def next_prob_matrix(self, words: Sequence[str], include_empty: bool = False) -> np.ndarray:
         """Vectorised over the batch (one pass over positions with a stack per string)."""
         if len(words) == 0:
             return np.zeros((0, 0, 5))
-        n = len(words[0])
-        if any(len(w) != n for w in words):
-            raise HardsoftError("next_prob_matrix needs strings of equal length")
-        index = {c: k for k, c in enumerate(self.alphabet)}
-        for w in words:
-            self.validate(w)
-        codes = np.array([[index[c] for c in w] for w in words], dtype=np.int64).reshape(-1, n)
+        codes = self.encode(words)
+        n = codes.shape[1]
         batch = len(words)
         rows = np.arange(batch)
         stack = np.zeros((batch, n + 1), dtype=np.int64)  # bracket type 0 = (, 1 = [
@@ -544,21 +587,3 @@ class _DyckSampler:
 
     def result(self) -> list[str]:
         return codes_to_words(("(", ")", "[", "]"), self.codes)
-
-
-PROCESS_NAMES = ("parity-process", "dyck2-process")
-
-
-def get_process(name: str, p: float) -> HahnProcess:
-    """``parity-process`` or ``dyck2-process`` with parameter ``p``."""
-    key = name.strip().lower()
-    if key == "parity-process":
-        return ParityProcess(p)
-    if key in ("dyck2-process", "dyck-process"):
-        return DyckProcess(p)
-    raise HardsoftError(f"unknown process {name!r}; known: {', '.join(PROCESS_NAMES)}")
-
-
-def process_names() -> list[str]:
-    """Names accepted by :func:`get_process`."""
-    return list(PROCESS_NAMES)

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import math
 import string
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hardsoft.errors import HardsoftError
 from hardsoft.languages.base import Language, _as_rng, check_length, codes_to_words
 
+if TYPE_CHECKING:
+    from hardsoft.limits.restriction import Restriction
+
+DYCK_FIX_FRACTION = 0.2
 _PAIRS = ["()", "[]", "{}", "<>"] + [c + c.upper() for c in string.ascii_lowercase]
 
 
@@ -23,15 +29,6 @@ def bracket_pairs(k: int) -> list[str]:
     if not 1 <= k <= len(_PAIRS):
         raise HardsoftError(f"DYCK-k needs 1 <= k <= {len(_PAIRS)}, got {k}")
     return _PAIRS[:k]
-
-
-def count_dyck_paths(r: int, h: int) -> float:
-    """Number of +-1 paths of length ``r`` from height ``h`` to 0 that never go below 0
-    (ballot number ``C(r, a) (h + 1) / (r - a + 1)`` with ``a = (r - h) / 2``), as a float."""
-    if h < 0 or h > r or (r - h) % 2:
-        return 0.0
-    a = (r - h) // 2
-    return math.comb(r, a) * (h + 1) / (r - a + 1)
 
 
 class Dyck(Language):
@@ -46,6 +43,37 @@ class Dyck(Language):
         self.closes = {pair[1]: t for t, pair in enumerate(pairs)}
         self.description = f"balanced strings over {' '.join(pairs)} (the empty word is in)"
 
+    # ------------------------------------------------------------------ capabilities
+    restriction_target = True
+    no_completion_reason = "no DYCK word compatible with the restriction was found"
+
+    @property
+    def process_name(self) -> str | None:
+        """Hahn's 2DYCK PCFG generates DYCK-2 (Hahn (2020) §6)."""
+        return "dyck2-process" if self.k == 2 else None
+
+    def restriction_alphabet(self) -> tuple[str, ...]:
+        """DYCK-k restricted to its first bracket pair is DYCK-1 (Hahn (2020) §5, Corollary 2), so
+        free positions range over ``(`` and ``)`` only."""
+        return self.alphabet[:2]
+
+    def initial_fixes(self, n: int) -> dict[int, str]:
+        """The first and last ⌊0.2 n⌋ positions fixed to ``(`` and ``)`` (Hahn (2020) §5, proof
+        of Corollary 2): every completion keeps a deep enough nesting for the lemma."""
+        m = int(math.floor(DYCK_FIX_FRACTION * n))
+        fix = {i: self.alphabet[0] for i in range(m)}
+        fix.update({n - 1 - i: self.alphabet[1] for i in range(m)})
+        return fix
+
+    def witness_word(self, restriction: Restriction, rng: np.random.Generator) -> str | None:
+        """A completion inside DYCK-k (:func:`complete_dyck`); one substitution then always
+        leaves the language (it changes the opener/closer balance or mismatches a pair)."""
+        return complete_dyck(restriction.symbols, self.alphabet)
+
+    def witness_note(self, n: int) -> str | None:
+        return "odd n: no DYCK word has odd length, so no witness can exist" if n % 2 else None
+
+    # ------------------------------------------------------------------ membership
     def _scan(self, word: str) -> np.ndarray:
         """Per prefix: 1 iff the prefix is a complete DYCK-k word (a stack scan)."""
         out = np.zeros(len(word), dtype=np.int64)
@@ -82,7 +110,9 @@ class Dyck(Language):
     def has_nonmembers(self, n: int) -> bool:
         return n > 0
 
-    def sample_positive(self, n: int, count: int, rng=None) -> list[str]:
+    def sample_positive(
+        self, n: int, count: int, rng: np.random.Generator | int | None = None
+    ) -> list[str]:
         """Exactly uniform over DYCK-k words of length ``n``: the bracket shape is a uniform
         Dyck path (each step up with probability N(r-1, h+1) / N(r, h), ballot numbers), and
         each matched pair gets a uniform type."""
@@ -131,3 +161,114 @@ def _p_up(r: int, h: int) -> float:
     if up == -math.inf:
         return 0.0
     return math.exp(up - total)
+
+
+# ---------------------------------------------------------------------------- completion
+def _pairs(alphabet: Sequence[str]) -> list[tuple[str, str]]:
+    return [(alphabet[2 * t], alphabet[2 * t + 1]) for t in range(len(alphabet) // 2)]
+
+
+def _assign_types(
+    shape: list[int], syms: list[str | None], pairs: list[tuple[str, str]]
+) -> list[str] | None:
+    """Given opener(+1)/closer(-1) for every position, match pairs with a stack and choose
+    bracket types; None if two fixed symbols are mismatched or the shape is invalid."""
+    opener = {o: t for t, (o, _) in enumerate(pairs)}
+    closer = {c: t for t, (_, c) in enumerate(pairs)}
+    out: list[str | None] = [None] * len(shape)
+    stack: list[int] = []
+    for i, s in enumerate(shape):
+        if s > 0:
+            stack.append(i)
+            continue
+        if not stack:
+            return None
+        j = stack.pop()
+        sj, si = syms[j], syms[i]
+        tj = opener.get(sj) if sj is not None else None
+        ti = closer.get(si) if si is not None else None
+        if tj is not None and ti is not None and tj != ti:
+            return None
+        t = tj if tj is not None else (ti if ti is not None else 0)
+        out[j], out[i] = pairs[t]
+    typed = [s for s in out if s is not None]
+    return None if stack or len(typed) != len(out) else typed
+
+
+def _greedy_shape(
+    syms: list[str | None], pairs: list[tuple[str, str]], skip: set[int]
+) -> list[int] | None:
+    """Openers as early as possible among free positions (maximises every prefix depth), over
+    the positions not in ``skip``; None if no valid shape exists."""
+    opens = {o for o, _ in pairs}
+    pos = [i for i in range(len(syms)) if i not in skip]
+    if len(pos) % 2:
+        return None
+    fixed_open = sum(1 for i in pos if syms[i] is not None and syms[i] in opens)
+    need = len(pos) // 2 - fixed_open
+    shape = [0] * len(syms)
+    depth = 0
+    for i in pos:
+        s = syms[i]
+        if s is None:
+            if need > 0:
+                shape[i], need = 1, need - 1
+            else:
+                shape[i] = -1
+        else:
+            shape[i] = 1 if s in opens else -1
+        depth += shape[i]
+        if depth < 0:
+            return None
+    if need != 0 or depth != 0:
+        return None
+    return shape
+
+
+def complete_dyck(symbols: Sequence[str | None], alphabet: tuple[str, ...]) -> str | None:
+    """A word in DYCK-k compatible with the fixed ``symbols`` (None: free), or None if none was
+    found (the restriction engine's witness for DYCK: Hahn (2020) §5, Corollary 2).
+
+    For one bracket type the greedy shape (openers as early as possible) is complete. For more
+    types, fixed middle symbols are first paired with an adjacent free position (a
+    self-contained matched pair), then the rest is shaped greedily and typed by stack matching;
+    if that fails the plain greedy is tried. Both results are checked by the caller's oracle.
+    """
+    pairs = _pairs(alphabet)
+    syms = list(symbols)
+    n = len(syms)
+    if n % 2:
+        return None
+    opens = {o: c for o, c in pairs}
+    closes = {c: o for o, c in pairs}
+    attempts: list[tuple[list[str | None], set[int]]] = []
+    if len(pairs) > 1:
+        fixed = list(syms)
+        used: set[int] = set()
+        for i, s in enumerate(syms):
+            if s is None or i in used:
+                continue
+            if s in closes and i - 1 >= 0 and syms[i - 1] is None and i - 1 not in used:
+                # only pair if the closer is not the type the prefix/suffix already serves
+                fixed[i - 1] = closes[s]
+                used.update({i - 1, i})
+            elif s in opens and i + 1 < n and syms[i + 1] is None and i + 1 not in used:
+                fixed[i + 1] = opens[s]
+                used.update({i, i + 1})
+        attempts.append((fixed, used))
+    attempts.append((syms, set()))
+    for base, used in attempts:
+        shape = _greedy_shape(base, pairs, used)
+        if shape is None:
+            continue
+        sub = [i for i in range(n) if i not in used]
+        typed = _assign_types([shape[i] for i in sub], [base[i] for i in sub], pairs)
+        if typed is None:
+            continue
+        out = list(base)
+        for i, s in zip(sub, typed):
+            out[i] = s
+        word = [s for s in out if s is not None]
+        if len(word) == n:
+            return "".join(word)
+    return None

@@ -84,7 +84,9 @@ class FlipFlop(Language):
                 return cand
         return super().near_miss(word, rng)
 
-    def sample_positive(self, n: int, count: int, rng=None) -> list[str]:
+    def sample_positive(
+        self, n: int, count: int, rng: np.random.Generator | int | None = None
+    ) -> list[str]:
         """Exactly uniform over members of length ``n``: a member is fixed by its middle
         instructions and the bits after ``w``/``i`` (2 choices each; the bit after ``r`` is
         forced), so each middle instruction is drawn with probabilities w 2/5, i 2/5, r 1/5."""

@@ -91,15 +91,26 @@ class InductionTask(Language):
     def has_nonmembers(self, n: int) -> bool:
         return False
 
-    def sample_positive(self, n: int, count: int, rng=None) -> list[str]:
+    def sample_positive(
+        self, n: int, count: int, rng: np.random.Generator | int | None = None
+    ) -> list[str]:
         self._member("")
         return []
 
-    def sample_negative(self, n: int, count: int, rng=None, hard: bool = True) -> list[str]:
+    def sample_negative(
+        self, n: int, count: int, rng: np.random.Generator | int | None = None, hard: bool = True
+    ) -> list[str]:
         self._member("")
         return []
 
-    def sample_balanced(self, n, count, rng=None, hard=True, allow_one_class=False):
+    def sample_balanced(
+        self,
+        n: int,
+        count: int,
+        rng: np.random.Generator | int | None = None,
+        hard: bool = True,
+        allow_one_class: bool = False,
+    ) -> tuple[list[str], np.ndarray]:
         """Tasks have no members: raises HardsoftError (use :meth:`sample_uniform`)."""
         self._member("")
         raise AssertionError("unreachable")

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from hardsoft.languages.base import Language, _as_rng, check_length, codes_to_words
@@ -25,10 +27,21 @@ class Parity(Language):
             else "even number of 1s (Hahn's PARITY; the empty word is in)"
         )
 
+    restriction_target = True
+
+    @property
+    def process_name(self) -> str | None:
+        """Hahn's PARITY automaton ends only after an even number of 1s (Hahn (2020) §6)."""
+        return None if self.odd else "parity-process"
+
+    def witness_flip(self, symbol: str, alphabet: Sequence[str], rng: np.random.Generator) -> str:
+        """The other bit: one substitution always changes the parity."""
+        return {"0": "1", "1": "0"}[symbol]
+
     def _member(self, word: str) -> bool:
         return (word.count("1") % 2 == 1) == self.odd
 
-    def members(self, words: list[str]) -> np.ndarray:
+    def members(self, words: Sequence[str]) -> np.ndarray:
         for w in words:
             self.validate(w)
         return np.array([(w.count("1") % 2 == 1) == self.odd for w in words], dtype=bool)
@@ -44,7 +57,9 @@ class Parity(Language):
     def has_nonmembers(self, n: int) -> bool:
         return n > 0 or self.odd
 
-    def sample_positive(self, n: int, count: int, rng=None) -> list[str]:
+    def sample_positive(
+        self, n: int, count: int, rng: np.random.Generator | int | None = None
+    ) -> list[str]:
         """Exactly uniform over members: n-1 free bits, the last one fixes the parity."""
         check_length(n, count)
         rng = _as_rng(rng)

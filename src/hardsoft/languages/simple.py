@@ -28,7 +28,9 @@ class OnesStar(Language):
     def has_nonmembers(self, n: int) -> bool:
         return n > 0
 
-    def sample_positive(self, n: int, count: int, rng=None) -> list[str]:
+    def sample_positive(
+        self, n: int, count: int, rng: np.random.Generator | int | None = None
+    ) -> list[str]:
         check_length(n, count)
         return ["1" * n] * count
 
@@ -65,7 +67,9 @@ class AnBn(Language):
     def has_nonmembers(self, n: int) -> bool:
         return n > 0
 
-    def sample_positive(self, n: int, count: int, rng=None) -> list[str]:
+    def sample_positive(
+        self, n: int, count: int, rng: np.random.Generator | int | None = None
+    ) -> list[str]:
         check_length(n, count)
         if count and n % 2:
             return super().sample_positive(n, count, rng)  # raises the clear error
@@ -100,7 +104,9 @@ class Majority(Language):
             return word[:i] + "0" + word[i + 1 :]
         return super().near_miss(word, rng)
 
-    def sample_negative(self, n: int, count: int, rng=None, hard: bool = True) -> list[str]:
+    def sample_negative(
+        self, n: int, count: int, rng: np.random.Generator | int | None = None, hard: bool = True
+    ) -> list[str]:
         """Hard negatives: a uniformly random member with the smallest possible margin (n//2+1
         ones), with one 1 flipped to 0, so each is one edit from a member."""
         check_length(n, count)

@@ -14,69 +14,35 @@ import numpy as np
 import torch
 
 from hardsoft.errors import HardsoftError
-from hardsoft.languages.distributions import DyckProcess, HahnProcess, ParityProcess
+from hardsoft.languages import get_process as _registry_process
+from hardsoft.languages import has_process
+from hardsoft.languages.distributions import HahnProcess
 
+# The names `hardsoft train --language` documents: Hahn's §6 processes by the language they
+# generate. The registry (hardsoft.languages) also takes the process names themselves.
 LANGUAGES = ("parity", "dyck2")
-DEFAULT_P = {"parity": 0.5, "dyck2": 0.3}
 
 
 def get_process(language: str, p: float | None = None) -> HahnProcess:
     """Hahn's PARITY automaton (``parity``) or 2DYCK PCFG (``dyck2``) with parameter ``p``
-    (defaults: 0.5 and 0.3)."""
-    key = language.strip().lower()
-    if key not in LANGUAGES:
-        raise HardsoftError(f"unknown language {language!r} for training (one of parity, dyck2)")
-    p = DEFAULT_P[key] if p is None else p
-    return ParityProcess(p) if key == "parity" else DyckProcess(p)
+    (defaults: the process's ``default_p``, 0.5 and 0.3), from the one registry
+    :func:`hardsoft.languages.get_process` (which also takes the process names)."""
+    if not has_process(language):
+        raise HardsoftError(
+            f"unknown language {language!r} for training (one of {', '.join(LANGUAGES)})"
+        )
+    return _registry_process(language, p)
 
 
 def encode(process: HahnProcess, words: list[str]) -> np.ndarray:
     """Token ids ``[B, n]`` (index into ``process.alphabet``) for equal-length words."""
-    table = np.full(256, -1, dtype=np.int64)
-    for k, a in enumerate(process.alphabet):
-        table[ord(a)] = k
-    if not words:
-        return np.zeros((0, 0), dtype=np.int64)
-    n = len(words[0])
-    raw = np.frombuffer("".join(words).encode("latin-1"), dtype=np.uint8).reshape(len(words), n)
-    ids = table[raw]
-    if (ids < 0).any():
-        raise HardsoftError("a word contains a symbol outside the process alphabet")
-    return ids
+    return process.encode(words)
 
 
 def exact_targets(process: HahnProcess, words: list[str]) -> np.ndarray:
-    """``[B, n, |Σ|+1]``: row ``t`` is the exact distribution of the symbol after ``w[:t+1]``."""
-    if isinstance(process, DyckProcess):
-        return _dyck_targets(process, encode(process, words))
+    """``[B, n, |Σ|+1]``: row ``t`` is the exact distribution of the symbol after ``w[:t+1]``
+    (the process's own :meth:`~HahnProcess.next_prob_matrix`)."""
     return process.next_prob_matrix(words)
-
-
-def _dyck_targets(process: DyckProcess, ids: np.ndarray) -> np.ndarray:
-    """Vectorised 2DYCK next-symbol distributions (stack of open types, one step per column)."""
-    p = process.p
-    b, n = ids.shape
-    out = np.zeros((b, n, 5))
-    out[:, :, 0] = out[:, :, 2] = p / 2
-    stack = np.zeros((b, n + 1), dtype=np.int64)
-    height = np.zeros(b, dtype=np.int64)
-    rows = np.arange(b)
-    for t in range(n):
-        c = ids[:, t]
-        opening = (c == 0) | (c == 2)
-        stack[rows[opening], height[opening]] = c[opening] // 2
-        if ((~opening) & (height == 0)).any():
-            raise HardsoftError("a 2DYCK prefix closes a bracket that was never opened")
-        top = stack[rows, np.maximum(height - 1, 0)]
-        if ((~opening) & (2 * top + 1 != c)).any():
-            raise HardsoftError("a 2DYCK prefix closes the wrong bracket type")
-        height = np.where(opening, height + 1, height - 1)
-        top = stack[rows, np.maximum(height - 1, 0)]
-        closer = 2 * top + 1
-        has = height > 0
-        out[rows[has], t, closer[has]] = 1 - p
-        out[~has, t, 4] = 1 - p
-    return out
 
 
 @dataclass

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from hardsoft.model.spec import HeadSpec, LayerSpec, ModelSpec
+from hardsoft.model.spec import HeadSpec, LayerSpec, Mask, ModelSpec, Weighting
 from hardsoft.model.transformer import Transformer
 
 
@@ -31,7 +31,7 @@ def _zero_model(spec: ModelSpec) -> Transformer:
 
 def ones_star_model() -> Transformer:
     """1* over ``01``. Coordinates: 0 = [x=0], 1 = [x=1], 2 = constant 1, 3 = head output."""
-    head = HeadSpec(weighting="rightmost", mask="none", d_head=1, d_value=1)
+    head = HeadSpec(weighting=Weighting.RIGHTMOST, mask=Mask.NONE, d_head=1, d_value=1)
     spec = ModelSpec(
         alphabet=("0", "1"),
         d_model=4,
@@ -60,7 +60,7 @@ def anbn_model() -> Transformer:
 
     Coordinates: 0 [a], 1 [b], 2 one, 3 i/n, 4 i, 5 n, 6 (-1)^i, 7 p_a, 8 p_b, 9 bad.
     """
-    head = HeadSpec(weighting="rightmost", mask="none", d_head=1, d_value=1)
+    head = HeadSpec(weighting=Weighting.RIGHTMOST, mask=Mask.NONE, d_head=1, d_value=1)
     spec = ModelSpec(
         alphabet=("a", "b"),
         d_model=10,
@@ -108,7 +108,7 @@ def parity_lookup_model(max_n: int = 8, odd: bool = False) -> Transformer:
     """
     P = max_n
     s_c, r_c = 4 + P, 5 + P
-    head = HeadSpec(weighting="rightmost", mask="none", d_head=3, d_value=1)
+    head = HeadSpec(weighting=Weighting.RIGHTMOST, mask=Mask.NONE, d_head=3, d_value=1)
     spec = ModelSpec(
         alphabet=("0", "1"),
         d_model=6 + P,

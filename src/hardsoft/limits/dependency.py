@@ -33,8 +33,7 @@ import torch
 
 from hardsoft.errors import HardsoftError
 from hardsoft.limits.restriction import Restriction
-from hardsoft.model.features import feature_matrix
-from hardsoft.model.readout import acceptance_of
+from hardsoft.model.transformer import Head, Transformer
 
 # combined keys round(score/eps) * n + tie are integers below 1e10 * n < 2^53: exact in float64
 INT_MIN = float("-inf")
@@ -42,28 +41,29 @@ INT_MAX = float("inf")
 SNAP = 1e-10
 DEFAULT_MAX_ROWS = 1 << 14
 _CHUNK_ENTRIES = 1 << 23
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 # ---------------------------------------------------------------------------- model checks
-def check_unique_hard(model) -> None:
+def check_unique_hard(model: Transformer) -> None:
     """Raise a HardsoftError naming the first head that is not leftmost/rightmost hard."""
     for ell, layer in enumerate(model.spec.layers):
         for h, head in enumerate(layer.heads):
-            if head.weighting not in ("leftmost", "rightmost"):
+            if not head.weighting.is_unique_hard:
                 raise HardsoftError(
                     f"layer {ell + 1} head {h + 1} uses {head.weighting!r} attention; the "
                     "restriction engine needs unique hard attention (leftmost or rightmost)"
                 )
 
 
-def engine_model(model):
+def engine_model(model: Transformer) -> Transformer:
     """A float64 copy of ``model`` for the analysis (the original is what witnesses run)."""
     m = copy.deepcopy(model).to(device="cpu", dtype=torch.float64)
     m.eval()
     return m
 
 
-def symbol_ids(model, alphabet: tuple[str, ...]) -> list[int]:
+def symbol_ids(model: Transformer, alphabet: tuple[str, ...]) -> list[int]:
     """Token ids of ``alphabet`` in the model; an unknown symbol is a HardsoftError."""
     ids = []
     for a in alphabet:
@@ -101,7 +101,8 @@ class ActivationLayer:
     ``deps[j]``: sorted free positions ``x_j`` depends on; ``tables[j]``: for each assignment of
     ``deps[j]`` (mixed radix, see :func:`assignments`) the index of its value among position j's
     values; ``values[offset[j]:offset[j+1]]``: position j's distinct values (global value ids).
-    Positions not computed (``None`` deps) are unknown and must not be used.
+    Positions not computed (``None`` deps) are unknown and must not be used: :meth:`dep` and
+    :meth:`table` refuse them.
     """
 
     deps: list[np.ndarray | None]
@@ -118,6 +119,20 @@ class ActivationLayer:
     def owner(self) -> np.ndarray:
         return np.repeat(np.arange(self.n), np.diff(self.offset))
 
+    def dep(self, j: int) -> np.ndarray:
+        """The dependency set of position ``j`` (which must have been computed)."""
+        d = self.deps[j]
+        if d is None:
+            raise HardsoftError(f"position {j + 1} was not computed at this layer")
+        return d
+
+    def table(self, j: int) -> np.ndarray:
+        """The value table of position ``j`` (which must have been computed)."""
+        t = self.tables[j]
+        if t is None:
+            raise HardsoftError(f"position {j + 1} was not computed at this layer")
+        return t
+
     def num_values(self, j: int) -> int:
         return int(self.offset[j + 1] - self.offset[j])
 
@@ -126,11 +141,10 @@ class ActivationLayer:
 
     def value_of(self, j: int, word_codes: np.ndarray) -> torch.Tensor:
         """The value of ``x_j`` on a full input (symbol indices into the analysis alphabet)."""
-        d = self.deps[j]
         row = 0
-        for p in d:
+        for p in self.dep(j):
             row = row * self.S + int(word_codes[p])
-        return self.values[self.offset[j] + self.tables[j][row]]
+        return self.values[self.offset[j] + self.table(j)[row]]
 
 
 def _dedupe(rows: torch.Tensor) -> tuple[torch.Tensor, np.ndarray]:
@@ -139,7 +153,7 @@ def _dedupe(rows: torch.Tensor) -> tuple[torch.Tensor, np.ndarray]:
     if len(arr) <= 256:
         seen: dict[bytes, int] = {}
         inv = np.empty(len(arr), dtype=np.int64)
-        first = []
+        first: list[int] = []
         for r in range(len(arr)):
             b = arr[r].tobytes()
             if b not in seen:
@@ -147,11 +161,11 @@ def _dedupe(rows: torch.Tensor) -> tuple[torch.Tensor, np.ndarray]:
                 first.append(r)
             inv[r] = seen[b]
         return rows[torch.tensor(first, dtype=torch.long)], inv
-    _, first, inv = np.unique(arr, axis=0, return_index=True, return_inverse=True)
-    order = np.argsort(first)
+    _, first_idx, inv = np.unique(arr, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first_idx)
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
-    return rows[torch.from_numpy(first[order])], rank[inv.reshape(-1)]
+    return rows[torch.from_numpy(first_idx[order])], rank[inv.reshape(-1)]
 
 
 def _prune(dep: np.ndarray, table: np.ndarray, S: int) -> tuple[np.ndarray, np.ndarray]:
@@ -160,7 +174,7 @@ def _prune(dep: np.ndarray, table: np.ndarray, S: int) -> tuple[np.ndarray, np.n
     if m == 0:
         return dep, table
     t = table.reshape((S,) * m)
-    keep = []
+    keep: list[int] = []
     for axis in range(m):
         moved = np.moveaxis(t, axis, 0)
         if np.all(moved == moved[:1]):
@@ -172,17 +186,20 @@ def _prune(dep: np.ndarray, table: np.ndarray, S: int) -> tuple[np.ndarray, np.n
     return dep[keep], np.ascontiguousarray(t[idx]).reshape(-1)
 
 
-def embed_layer(model, restriction: Restriction, sym: list[int]) -> ActivationLayer:
-    """Layer 0: ``x_j = W_E[w_j] + PE(j) W_pos``; free positions depend on themselves."""
+def embed_layer(model: Transformer, restriction: Restriction, sym: list[int]) -> ActivationLayer:
+    """Layer 0, by the model's own embedding: ``x_j`` is the embedding of ρ(j) at j, or one of
+    the |Σ| embeddings at j for a free position (which then depends on itself)."""
     n, S = restriction.n, len(sym)
-    pos = feature_matrix(model.spec.position_features, n, model.dtype, model.device) @ model.W_pos
+    with torch.no_grad():  # every symbol at every position: [S, n, d]
+        emb = model.embed(torch.tensor(sym, device=model.device)[:, None].expand(S, n))
     index = {a: i for i, a in enumerate(restriction.alphabet)}
-    deps, tables, vals, offset = [], [], [], [0]
-    W_E = model.W_E.detach()
+    deps: list[np.ndarray | None] = []
+    tables: list[np.ndarray | None] = []
+    vals: list[torch.Tensor] = []
+    offset = [0]
     for j, s in enumerate(restriction.symbols):
         if s is None:
-            rows = W_E[sym] + pos[j]
-            uniq, inv = _dedupe(rows)
+            uniq, inv = _dedupe(emb[:, j])
             d, t = _prune(np.array([j], dtype=np.int64), inv.astype(np.int64), S)
             deps.append(d)
             tables.append(t)
@@ -190,26 +207,12 @@ def embed_layer(model, restriction: Restriction, sym: list[int]) -> ActivationLa
         else:
             deps.append(np.zeros(0, dtype=np.int64))
             tables.append(np.zeros(1, dtype=np.int64))
-            vals.append((W_E[sym[index[s]]] + pos[j])[None])
+            vals.append(emb[index[s], j][None])
         offset.append(offset[-1] + len(vals[-1]))
     return ActivationLayer(deps, tables, torch.cat(vals).detach(), np.array(offset), S)
 
 
 # ---------------------------------------------------------------------------- attention
-def _allowed(mask: str, qpos: torch.Tensor, n: int) -> torch.Tensor | None:
-    """Boolean [len(qpos), n] of allowed (query, key) pairs, or None when all are allowed."""
-    if mask == "none":
-        return None
-    j = torch.arange(n)[None, :]
-    i = qpos[:, None]
-    return {
-        "future": j <= i,
-        "strict-future": j < i,
-        "past": j >= i,
-        "strict-past": j > i,
-    }[mask]
-
-
 @dataclass
 class HeadSets:
     """The result of analysing one head at one layer.
@@ -242,12 +245,168 @@ class TupleInfo:
     maxvals: list[np.ndarray]
 
 
-def _layer_inputs(block, X: ActivationLayer, pre: bool) -> torch.Tensor:
-    return block.ln1(X.values) if pre else X.values
+@dataclass
+class _HeadOnLayer:
+    """One head read on every value of a layer: queries and keys per value id, the snapping
+    grid ``eps`` of the scores and the tie key of every value (its position j for rightmost,
+    n-1-j for leftmost, so that a larger key wins)."""
+
+    head: Head
+    Q: torch.Tensor
+    K: torch.Tensor
+    eps: float
+    tie: torch.Tensor
+
+
+def _head_on_layer(
+    model: Transformer, ell: int, h: int, X: ActivationLayer
+) -> tuple[_HeadOnLayer, torch.Tensor]:
+    """The head's view of layer ``X`` and what it writes for each value id (``v W_O``)."""
+    block = model.blocks[ell]
+    head = block.heads[h]
+    n = X.n
+    with torch.no_grad():
+        Q, K, V = head.qkv(block.attn_input(X.values))
+        written = head.result(V)
+    scale = head.score_scale(n)  # a bound on |score|, for the grid only
+    bound = float(Q.norm(dim=1).max()) * float(K.norm(dim=1).max()) * scale if len(Q) else 0.0
+    eps = SNAP * max(bound, 1e-300)
+    owner = torch.from_numpy(X.owner)
+    tie = owner if head.spec.weighting == "rightmost" else (n - 1 - owner)
+    return _HeadOnLayer(head, Q, K, eps, tie.to(torch.float64)), written
+
+
+def _keys(hv: _HeadOnLayer, zc: torch.Tensor, n: int) -> torch.Tensor:
+    """Combined keys ``round(score / eps) · n + tie`` ``[len(zc), Nv]`` of the query values
+    ``zc`` against every value: integers, exactly comparable, ties broken by position."""
+    with torch.no_grad():
+        s = hv.head.scores(hv.Q[zc], hv.K, n)
+    s.div_(hv.eps).round_()
+    return s.mul_(n).add_(hv.tie[None, :])
+
+
+def _extremes(
+    key: torch.Tensor, X: ActivationLayer, pad_idx: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per key position: the largest and smallest key over its values, ``[rows, n]``."""
+    n = X.n
+    if pad_idx is not None:  # gather into [z, n, vmax] (padded with the first value)
+        M = key[:, pad_idx[:, 0]]
+        m = M.clone()
+        for t in range(1, pad_idx.shape[1]):
+            kt = key[:, pad_idx[:, t]]
+            torch.maximum(M, kt, out=M)
+            torch.minimum(m, kt, out=m)
+        return M, m
+    idx = torch.from_numpy(X.owner)[None, :].expand(len(key), key.shape[1])
+    M = torch.full((len(key), n), INT_MIN, dtype=key.dtype).scatter_reduce(
+        1, idx, key, "amax", include_self=True
+    )
+    m = torch.full((len(key), n), INT_MAX, dtype=key.dtype).scatter_reduce(
+        1, idx, key, "amin", include_self=True
+    )
+    return M, m
+
+
+def _candidates(
+    head: Head, M: torch.Tensor, m: torch.Tensor, qp: torch.Tensor, n: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``A(z)`` per query row (Boolean ``[rows, n]``): the allowed keys whose largest key is
+    not below the floor (the largest smallest key), and ``M`` with disallowed keys at −inf."""
+    allowed = head.allowed(qp, n)
+    if allowed is not None:
+        M = M.masked_fill(~allowed, INT_MIN)
+        m = m.masked_fill(~allowed, INT_MIN)
+    floor = m.max(dim=1).values
+    A = (M >= floor[:, None]) & (floor[:, None] > INT_MIN)
+    if allowed is not None:
+        A &= allowed
+    return A, M
+
+
+def _record_sets(
+    out: HeadSets, X: ActivationLayer, A: torch.Tensor, key_np: np.ndarray, zc_np: np.ndarray
+) -> None:
+    """Store ``A(z)`` and its candidates' keys (all their values, flat) for each query z."""
+    counts = A.sum(1).numpy()
+    rows_np, cols_np = (t.numpy() for t in torch.nonzero(A, as_tuple=True))
+    rep = np.diff(X.offset)[cols_np]
+    total = int(rep.sum())
+    flat_row = np.repeat(rows_np, rep)
+    starts = np.cumsum(rep) - rep
+    flat_vid = np.repeat(X.offset[cols_np], rep) + (np.arange(total) - np.repeat(starts, rep))
+    flat_key = key_np[flat_row, flat_vid]
+    cand_split = np.cumsum(counts)[:-1]
+    key_split = np.cumsum(np.bincount(flat_row, minlength=len(zc_np)))[:-1]
+    for z, cj, kz in zip(zc_np, np.split(cols_np, cand_split), np.split(flat_key, key_split)):
+        out.cands[int(z)] = cj
+        out.keys[int(z)] = kz
+
+
+def _record_tuples(
+    out: HeadSets,
+    X: ActivationLayer,
+    h: int,
+    A: torch.Tensor,
+    M: torch.Tensor,
+    key_np: np.ndarray,
+    zc_np: np.ndarray,
+    qp_np: np.ndarray,
+    sat_bound: int,
+    k_track: int,
+) -> None:
+    """Stage 2's bookkeeping for each ((h, i), z): rank ``A(z)`` by largest key, walk the
+    ranking (:func:`_walk`), and keep the first ``k_track`` new-input activations with the
+    value ids attaining their largest key."""
+    counts = A.sum(1).numpy()
+    n = X.n
+    Mm = torch.where(A, M, torch.full_like(M, INT_MIN))
+    t = int(min(n, max(8, 4 * (sat_bound + k_track) + 8)))
+    top = torch.topk(Mm, t, dim=1).indices.numpy()
+    M_np = M.numpy()
+    for r in range(len(zc_np)):
+        z, i = int(zc_np[r]), int(qp_np[r])
+        cnt = int(counts[r])
+        if cnt == 0:
+            out.tuples.append(TupleInfo(h, z, i, 0, True, [], []))
+            continue
+        order = top[r][: min(cnt, t)]
+        info = _walk(X, order, sat_bound, k_track, final=cnt <= t)
+        if info is None:  # inconclusive within the top t: rank all of A(z)
+            full = torch.topk(Mm[r], cnt).indices.numpy()
+            info = _walk(X, full, sat_bound, k_track, final=True)
+            assert info is not None  # a final walk always decides
+        dep_size, seq = info
+        satisfied = dep_size <= sat_bound
+        kdeps = [] if satisfied else seq[:k_track]
+        maxvals = []
+        for j in kdeps:
+            kv = key_np[r, X.offset[j] : X.offset[j + 1]]
+            maxvals.append(np.nonzero(kv == M_np[r, j])[0].astype(np.int64))
+        out.tuples.append(TupleInfo(h, z, i, dep_size, satisfied, kdeps, maxvals))
+
+
+def _query_ids(X: ActivationLayer, query_positions: np.ndarray | None) -> np.ndarray:
+    """The value ids of the query positions (all values when None)."""
+    if query_positions is None:
+        return np.arange(X.offset[-1])
+    return np.concatenate(
+        [np.arange(X.offset[i], X.offset[i + 1]) for i in query_positions]
+    ).astype(np.int64)
+
+
+def _pad_index(X: ActivationLayer, vmax: int) -> torch.Tensor | None:
+    """For at most 8 values per position: value ids ``[n, vmax]`` padded with each position's
+    first value (a gather then beats a scatter in :func:`_extremes`); else None."""
+    counts_v = np.diff(X.offset)
+    if vmax > 8:
+        return None
+    t = np.arange(vmax)[None, :]
+    return torch.from_numpy(X.offset[:-1, None] + np.minimum(t, counts_v[:, None] - 1))
 
 
 def analyse_head(
-    model,
+    model: Transformer,
     ell: int,
     h: int,
     X: ActivationLayer,
@@ -261,117 +420,27 @@ def analyse_head(
     """Candidates ``A(z)`` of head ``h`` of layer ``ell`` for every value z of every query
     position (or only ``query_positions``); optionally the Stage-2 tuple bookkeeping with
     satisfaction bound ``c*k`` (``c`` defaults to the layer's largest dependency set)."""
-    block = model.blocks[ell]
-    head = block.heads[h]
-    spec = head.spec
     n = X.n
-    pre = model.spec.layer_norm == "pre"
-    a = _layer_inputs(block, X, pre)
-    with torch.no_grad():
-        Q = a @ head.W_Q
-        K = a @ head.W_K
-        OV = (a @ head.W_V) @ head.W_O
-    scale = head.score_scale(n)
-    bound = float(Q.norm(dim=1).max()) * float(K.norm(dim=1).max()) * scale if len(Q) else 0.0
-    eps = SNAP * max(bound, 1e-300)
-    owner = torch.from_numpy(X.owner)
-    tie = (owner if spec.weighting == "rightmost" else (n - 1 - owner)).to(torch.float64)
-    c = X.max_dep() if c is None else c
-    sat_bound = c * k
+    hv, written = _head_on_layer(model, ell, h, X)
+    sat_bound = (X.max_dep() if c is None else c) * k
     k_track = max(k, 1)
-
-    if query_positions is None:
-        qids = np.arange(X.offset[-1])
-    else:
-        qids = np.concatenate(
-            [np.arange(X.offset[i], X.offset[i + 1]) for i in query_positions]
-        ).astype(np.int64)
+    qids = _query_ids(X, query_positions)
     qpos_all = X.owner[qids]
-    out = HeadSets(head_out=OV, query_of=X.owner)
-    Nv = K.shape[0]
-    counts_v = np.diff(X.offset)
-    vmax = int(counts_v.max()) if n else 1
-    pad_idx = None
-    if vmax <= 8:  # gather into [z, n, vmax] (pad with the position's first value) beats scatter
-        t = np.arange(vmax)[None, :]
-        pad_idx = torch.from_numpy(X.offset[:-1, None] + np.minimum(t, counts_v[:, None] - 1))
-    chunk = max(1, _CHUNK_ENTRIES // max(Nv, n * vmax, 1))
+    out = HeadSets(head_out=written, query_of=X.owner)
+    vmax = int(np.diff(X.offset).max()) if n else 1
+    pad_idx = _pad_index(X, vmax)
+    chunk = max(1, _CHUNK_ENTRIES // max(hv.K.shape[0], n * vmax, 1))
     for start in range(0, len(qids), chunk):
         zc = torch.from_numpy(qids[start : start + chunk])
         qp = torch.from_numpy(qpos_all[start : start + chunk])
-        with torch.no_grad():
-            s = (Q[zc] @ K.T) * scale
-        s.div_(eps).round_()
-        key = s.mul_(n).add_(tie[None, :])
-        del s
-        if pad_idx is not None:
-            M = key[:, pad_idx[:, 0]]
-            m = M.clone()
-            for t in range(1, pad_idx.shape[1]):
-                kt = key[:, pad_idx[:, t]]
-                torch.maximum(M, kt, out=M)
-                torch.minimum(m, kt, out=m)
-        else:
-            idx = owner[None, :].expand(len(zc), Nv)
-            M = torch.full((len(zc), n), INT_MIN, dtype=key.dtype).scatter_reduce(
-                1, idx, key, "amax", include_self=True
-            )
-            m = torch.full((len(zc), n), INT_MAX, dtype=key.dtype).scatter_reduce(
-                1, idx, key, "amin", include_self=True
-            )
-        allowed = _allowed(spec.mask, qp, n)
-        if allowed is not None:
-            M = M.masked_fill(~allowed, INT_MIN)
-            m = m.masked_fill(~allowed, INT_MIN)
-        floor = m.max(dim=1).values
-        A = (M >= floor[:, None]) & (floor[:, None] > INT_MIN)
-        if allowed is not None:
-            A &= allowed
-        counts = A.sum(1).numpy()
-        zc_np, qp_np = zc.numpy(), qp.numpy()
+        key = _keys(hv, zc, n)
+        M, m = _extremes(key, X, pad_idx)
+        A, M = _candidates(hv.head, M, m, qp, n)
         key_np = key.numpy()
         if want_sets:
-            rows_np, cols_np = (t.numpy() for t in torch.nonzero(A, as_tuple=True))
-            nv = np.diff(X.offset)
-            rep = nv[cols_np]
-            total = int(rep.sum())
-            flat_row = np.repeat(rows_np, rep)
-            starts = np.cumsum(rep) - rep
-            flat_vid = np.repeat(X.offset[cols_np], rep) + (
-                np.arange(total) - np.repeat(starts, rep)
-            )
-            flat_key = key_np[flat_row, flat_vid]
-            cand_split = np.cumsum(counts)[:-1]
-            key_split = np.cumsum(np.bincount(flat_row, minlength=len(zc_np)))[:-1]
-            for z, cj, kz in zip(
-                zc_np, np.split(cols_np, cand_split), np.split(flat_key, key_split)
-            ):
-                out.cands[int(z)] = cj
-                out.keys[int(z)] = kz
+            _record_sets(out, X, A, key_np, zc.numpy())
         if want_tuples:
-            Mm = torch.where(A, M, torch.full_like(M, INT_MIN))
-            t = int(min(n, max(8, 4 * (sat_bound + k_track) + 8)))
-            top = torch.topk(Mm, t, dim=1).indices.numpy()
-            M_np = M.numpy()
-            for r in range(len(zc_np)):
-                z, i = int(zc_np[r]), int(qp_np[r])
-                cnt = int(counts[r])
-                if cnt == 0:
-                    out.tuples.append(TupleInfo(h, z, i, 0, True, [], []))
-                    continue
-                order = top[r][: min(cnt, t)]
-                info = _walk(X, order, sat_bound, k_track, final=cnt <= t)
-                if info is None:  # inconclusive within the top t: rank all of A(z)
-                    full = torch.topk(Mm[r], cnt).indices.numpy()
-                    info = _walk(X, full, sat_bound, k_track, final=True)
-                dep_size, seq = info
-                satisfied = dep_size <= sat_bound
-                kdeps = [] if satisfied else seq[:k_track]
-                maxvals = []
-                for j in kdeps:
-                    kv = key_np[r, X.offset[j] : X.offset[j + 1]]
-                    maxvals.append(np.nonzero(kv == M_np[r, j])[0].astype(np.int64))
-                out.tuples.append(TupleInfo(h, z, i, dep_size, satisfied, kdeps, maxvals))
+            _record_tuples(out, X, h, A, M, key_np, zc.numpy(), qp.numpy(), sat_bound, k_track)
     return out
 
 
@@ -385,7 +454,7 @@ def _walk(
     union: set[int] = set()
     seq: list[int] = []
     for j in order:
-        d = X.deps[int(j)]
+        d = X.dep(int(j))
         if any(int(p) not in union for p in d):
             seq.append(int(j))
             union.update(int(p) for p in d)
@@ -397,88 +466,84 @@ def _walk(
 
 
 # ---------------------------------------------------------------------------- next layer
-def next_layer(
-    model,
-    ell: int,
-    X: ActivationLayer,
-    sets: list[HeadSets],
-    *,
-    positions: np.ndarray | None = None,
-    max_rows: int = DEFAULT_MAX_ROWS,
-    prune: bool = True,
-) -> ActivationLayer:
-    """Activations after layer ``ell`` (at ``positions``, default all), enumerated over their
-    dependency sets, from the candidate sets ``sets`` of the layer's heads."""
-    block = model.blocks[ell]
-    n, S = X.n, X.S
-    spec = model.spec
-    pre, post = spec.layer_norm == "pre", spec.layer_norm == "post"
-    positions = np.arange(n) if positions is None else np.asarray(positions)
-    new_deps: list[np.ndarray | None] = [None] * n
-    chunks: list[torch.Tensor] = []
-    plan = []
-    for i in positions:
-        i = int(i)
-        dset = set(int(p) for p in X.deps[i])
-        for hs in sets:
-            for z in range(X.offset[i], X.offset[i + 1]):
-                for j in hs.cands.get(z, ()):
-                    dset.update(int(p) for p in X.deps[int(j)])
-        dep = np.array(sorted(dset), dtype=np.int64)
-        rows = S ** len(dep)
-        if rows > max_rows:
-            raise HardsoftError(
-                f"layer {ell + 1}, position {i + 1}: the activation depends on {len(dep)} free "
-                f"positions ({rows} assignments > cap {max_rows}); fix more positions "
-                "(smaller --C) or raise the cap"
-            )
-        assign = assignments(S, len(dep))
-        zg = X.offset[i] + X.tables[i][project(assign, dep, X.deps[i], S)]
-        x_rows = X.values[torch.from_numpy(zg)]
-        if block.heads:
-            att = None
-            for hs in sets:
-                pick = np.full(len(zg), -1, dtype=np.int64)
-                for z in np.unique(zg):
-                    sel = np.nonzero(zg == z)[0]
-                    cj = hs.cands.get(int(z), np.zeros(0, dtype=np.int64))
-                    if len(cj) == 0:
-                        continue
-                    keys = hs.keys[int(z)]
-                    base = 0
-                    best_key = np.full(len(sel), -np.inf)
-                    best_vid = np.full(len(sel), -1, dtype=np.int64)
-                    for j in cj:
-                        j = int(j)
-                        loc = X.tables[j][project(assign[sel], dep, X.deps[j], S)]
-                        kj = keys[base + loc]
-                        better = kj > best_key
-                        best_key = np.where(better, kj, best_key)
-                        best_vid = np.where(better, X.offset[j] + loc, best_vid)
-                        base += X.num_values(j)
-                    pick[sel] = best_vid
-                o = torch.zeros(len(zg), X.values.shape[1], dtype=X.values.dtype)
-                ok = pick >= 0
-                if ok.any():
-                    o[torch.from_numpy(ok)] = hs.head_out[torch.from_numpy(pick[ok])]
-                att = o if att is None else att + o
-            x_rows = x_rows + att
-        plan.append((i, dep, len(zg)))
-        chunks.append(x_rows)
-    if not chunks:
-        return ActivationLayer(
-            new_deps, [None] * n, X.values[:0], np.zeros(n + 1, dtype=np.int64), S
+def _position_deps(
+    X: ActivationLayer, i: int, sets: list[HeadSets], ell: int, max_rows: int
+) -> np.ndarray:
+    """The dependency set of ``x_i`` after the layer: its own inputs and those of every
+    candidate of every head, for every value of ``x_i``; too many assignments is an error."""
+    dset = set(int(p) for p in X.dep(i))
+    for hs in sets:
+        for z in range(X.offset[i], X.offset[i + 1]):
+            for j in hs.cands.get(z, ()):
+                dset.update(int(p) for p in X.dep(int(j)))
+    dep = np.array(sorted(dset), dtype=np.int64)
+    rows = X.S ** len(dep)
+    if rows > max_rows:
+        raise HardsoftError(
+            f"layer {ell + 1}, position {i + 1}: the activation depends on {len(dep)} free "
+            f"positions ({rows} assignments > cap {max_rows}); fix more positions "
+            "(smaller --C) or raise the cap"
         )
-    x = torch.cat(chunks)
-    with torch.no_grad():
-        if post:
-            x = block.ln1(x)
-        if block.spec.d_ff:
-            f_in = block.ln2(x) if pre else x
-            hidden = torch.relu(f_in @ block.W_in + block.b_in)
-            x = x + hidden @ block.W_out + block.b_out
-        if post:
-            x = block.ln2(x)
+    return dep
+
+
+def _attended(
+    X: ActivationLayer, hs: HeadSets, zg: np.ndarray, assign: np.ndarray, dep: np.ndarray
+) -> np.ndarray:
+    """For each assignment of ``dep`` (query value ``zg``): the value id the head attends to,
+    the candidate value with the largest key, or -1 if no key is allowed."""
+    S = X.S
+    pick = np.full(len(zg), -1, dtype=np.int64)
+    for z in np.unique(zg):
+        sel = np.nonzero(zg == z)[0]
+        cj = hs.cands.get(int(z), _EMPTY)
+        if len(cj) == 0:
+            continue
+        keys = hs.keys[int(z)]
+        base = 0
+        best_key = np.full(len(sel), -np.inf)
+        best_vid = np.full(len(sel), -1, dtype=np.int64)
+        for j in cj:
+            j = int(j)
+            loc = X.table(j)[project(assign[sel], dep, X.dep(j), S)]
+            kj = keys[base + loc]
+            better = kj > best_key
+            best_key = np.where(better, kj, best_key)
+            best_vid = np.where(better, X.offset[j] + loc, best_vid)
+            base += X.num_values(j)
+        pick[sel] = best_vid
+    return pick
+
+
+def _residual_rows(
+    X: ActivationLayer, i: int, sets: list[HeadSets], dep: np.ndarray
+) -> torch.Tensor:
+    """``x_i`` + every head's output, per assignment of ``dep``: the residual stream after
+    attention (before the rest of the layer), ``[S^|dep|, d]``."""
+    assign = assignments(X.S, len(dep))
+    zg = X.offset[i] + X.table(i)[project(assign, dep, X.dep(i), X.S)]
+    x_rows = X.values[torch.from_numpy(zg)]
+    if not sets:
+        return x_rows
+    att = None
+    for hs in sets:
+        assert hs.head_out is not None
+        pick = _attended(X, hs, zg, assign, dep)
+        o = torch.zeros(len(zg), X.values.shape[1], dtype=X.values.dtype)
+        ok = pick >= 0
+        if ok.any():
+            o[torch.from_numpy(ok)] = hs.head_out[torch.from_numpy(pick[ok])]
+        att = o if att is None else att + o
+    assert att is not None  # sets is not empty
+    return x_rows + att
+
+
+def _tabulate(
+    x: torch.Tensor, plan: list[tuple[int, np.ndarray, int]], n: int, S: int, prune: bool
+) -> ActivationLayer:
+    """The layer of activations from the rows ``x`` (position by position, as in ``plan``:
+    position, dependency set, number of rows): distinct values and their tables."""
+    new_deps: list[np.ndarray | None] = [None] * n
     new_tables: list[np.ndarray | None] = [None] * n
     vals: list[torch.Tensor | None] = [None] * n
     start = 0
@@ -491,9 +556,42 @@ def next_layer(
         new_deps[i], new_tables[i], vals[i] = dep, inv, uniq
     offset = [0]
     for i in range(n):
-        offset.append(offset[-1] + (0 if vals[i] is None else len(vals[i])))
+        v = vals[i]
+        offset.append(offset[-1] + (0 if v is None else len(v)))
     values = torch.cat([v for v in vals if v is not None]).detach()
     return ActivationLayer(new_deps, new_tables, values, np.array(offset), S)
+
+
+def next_layer(
+    model: Transformer,
+    ell: int,
+    X: ActivationLayer,
+    sets: list[HeadSets],
+    *,
+    positions: np.ndarray | None = None,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    prune: bool = True,
+) -> ActivationLayer:
+    """Activations after layer ``ell`` (at ``positions``, default all), enumerated over their
+    dependency sets, from the candidate sets ``sets`` of the layer's heads. The attended
+    positions come from the sets; the rest of the layer is the model's own
+    :meth:`~hardsoft.model.transformer.Block.after_attention`."""
+    block = model.blocks[ell]
+    n = X.n
+    positions = np.arange(n) if positions is None else np.asarray(positions)
+    chunks: list[torch.Tensor] = []
+    plan: list[tuple[int, np.ndarray, int]] = []
+    for i in (int(p) for p in positions):
+        dep = _position_deps(X, i, sets, ell, max_rows)
+        rows = _residual_rows(X, i, sets if block.heads else [], dep)
+        plan.append((i, dep, len(rows)))
+        chunks.append(rows)
+    if not chunks:
+        empty: list[np.ndarray | None] = [None] * n
+        return ActivationLayer(empty, [None] * n, X.values[:0], np.zeros(n + 1, np.int64), X.S)
+    with torch.no_grad():
+        x = block.after_attention(torch.cat(chunks))
+    return _tabulate(x, plan, n, X.S, prune)
 
 
 # ---------------------------------------------------------------------------- whole model
@@ -527,23 +625,23 @@ class Analysis:
         return bool(np.all(self.accept_table == self.accept_table[0]))
 
 
-def output_table(model, X: ActivationLayer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def output_table(
+    model: Transformer, X: ActivationLayer
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Output dependency set (pruned to the positions the output row really depends on),
-    output rows and acceptance over assignments of it."""
+    output rows and acceptance over assignments of it, by the model's own readout and
+    acceptance rule."""
     j = X.n - 1
-    vals = X.values[X.offset[j] : X.offset[j + 1]]
     with torch.no_grad():
-        if model.spec.layer_norm == "pre":
-            vals = model.ln_final(vals)
-        y = vals @ model.W_U + model.b_U
+        y = model.readout(X.values[X.offset[j] : X.offset[j + 1]])
     uniq, inv = _dedupe(y)
-    dep, table = _prune(X.deps[j], inv[X.tables[j]].astype(np.int64), X.S)
+    dep, table = _prune(X.dep(j), inv[X.table(j)].astype(np.int64), X.S)
     rows = uniq[torch.from_numpy(table)].cpu().numpy()
-    return dep, rows, acceptance_of(model).accept(torch.from_numpy(rows)).numpy()
+    return dep, rows, model.accepts(torch.from_numpy(rows)).numpy()
 
 
 def analyse(
-    model,
+    model: Transformer,
     restriction: Restriction,
     *,
     max_rows: int = DEFAULT_MAX_ROWS,
@@ -560,7 +658,9 @@ def analyse(
         return _analyse(model, restriction, max_rows, all_positions, prune)
 
 
-def _analyse(model, restriction, max_rows, all_positions, prune) -> Analysis:
+def _analyse(
+    model: Transformer, restriction: Restriction, max_rows: int, all_positions: bool, prune: bool
+) -> Analysis:
     em = engine_model(model)
     sym = symbol_ids(em, restriction.alphabet)
     X = embed_layer(em, restriction, sym)

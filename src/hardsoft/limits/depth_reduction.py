@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -41,6 +42,7 @@ from hardsoft.limits.dependency import (
     ActivationLayer,
     TupleInfo,
     analyse_head,
+    assignments,
     check_unique_hard,
     embed_layer,
     engine_model,
@@ -48,6 +50,7 @@ from hardsoft.limits.dependency import (
     symbol_ids,
 )
 from hardsoft.limits.restriction import Restriction
+from hardsoft.model.transformer import Transformer
 
 
 @dataclass
@@ -149,10 +152,50 @@ def paper_k(c: int, H: int, eta: float, C: float, q: float, S: int = 2) -> float
 K_SCHEDULE = (0, 1, 2, 4, 8)
 
 
+def _tuple_event(X: ActivationLayer, t: TupleInfo, var_of: dict[int, int]) -> lll.Event:
+    """The bad event X^(z)_{i,h} of an unsatisfied tuple: none of its k-dependencies is fixed
+    (by the random restriction ``a``, over the free positions ``var_of``) to a value attaining
+    its maximum score."""
+    S = X.S
+    acts = [(j, X.dep(j), set(int(x) for x in mv)) for j, mv in zip(t.kdeps, t.maxvals)]
+    vars_ = sorted({var_of[int(p)] for _, d, _ in acts for p in d if int(p) in var_of})
+
+    def occurs(a: Sequence[int | None]) -> bool:
+        for j, d, mv in acts:
+            row = 0
+            for p in d:
+                s = a[var_of[int(p)]] if int(p) in var_of else None
+                if s is None:
+                    break
+                row = row * S + s
+            else:
+                if int(X.table(j)[row]) in mv:
+                    return False
+        return True
+
+    return lll.Event(tuple(vars_), occurs, f"X(h={t.head},i={t.position},z={t.z})")
+
+
+def _expected_independent(X: ActivationLayer, unsat: list[TupleInfo], q: float) -> float:
+    """Σ P/(1 − P) over the events, with P(X_t) as if the k-dependencies' inputs were
+    disjoint: each activation j is fixed to a maximising value with probability
+    q^|D_j| · (#maximising rows) / S^|D_j|."""
+    S = X.S
+    p_hat = []
+    for t in unsat:
+        p_avoid_not = 1.0
+        for j, mv in zip(t.kdeps, t.maxvals):
+            d = len(X.dep(j))
+            hit = float(np.isin(X.table(j), mv).sum()) / (S**d)
+            p_avoid_not *= 1.0 - (q**d) * hit
+        p_hat.append(p_avoid_not)
+    return float(sum(p / (1 - p) if p < 1 else math.inf for p in p_hat))
+
+
 class _Builder:
     """Holds the engine model and recomputes activations when the restriction changes."""
 
-    def __init__(self, model, restriction: Restriction, params: Params) -> None:
+    def __init__(self, model: Transformer, restriction: Restriction, params: Params) -> None:
         check_unique_hard(model)
         self.model = engine_model(model)
         self.sym = symbol_ids(self.model, restriction.alphabet)
@@ -163,6 +206,27 @@ class _Builder:
         self.S = len(restriction.alphabet)
         self.L = len(self.model.blocks)
         self._cache: tuple[str, int, ActivationLayer] | None = None
+
+    # The resolved parameters (``Params.resolved`` fills every one; k is set per attempt).
+    @property
+    def k(self) -> int:
+        assert self.p.k is not None
+        return self.p.k
+
+    @property
+    def eta(self) -> float:
+        assert self.p.eta is not None
+        return self.p.eta
+
+    @property
+    def q(self) -> float:
+        assert self.p.q is not None
+        return self.p.q
+
+    @property
+    def delta(self) -> float:
+        assert self.p.delta is not None
+        return self.p.delta
 
     # ------------------------------------------------------------------ activations
     def layer_input(self, ell: int) -> ActivationLayer:
@@ -193,7 +257,7 @@ class _Builder:
                 query_positions=self.query_positions(ell),
                 want_sets=False,
                 want_tuples=True,
-                k=self.p.k,
+                k=self.k,
                 c=c,
             )
             out.extend(hs.tuples)
@@ -206,10 +270,10 @@ class _Builder:
     # ------------------------------------------------------------------ stages
     def stage1(self, X: ActivationLayer, log: LayerLog, c: int) -> None:
         counts = np.zeros(self.rho.n, dtype=np.int64)
-        for d in X.deps:
-            counts[d] += 1
+        for j in range(X.n):
+            counts[X.dep(j)] += 1
         C_cur = max(self.rho.free_fraction, 1e-12)
-        thr = c / (self.p.eta * C_cur) if c else math.inf
+        thr = c / (self.eta * C_cur) if c else math.inf
         log.stage1_threshold = thr
         hubs = [int(p) for p in np.nonzero(counts > thr)[0] if self.rho.symbols[p] is None]
         self.fix({p: int(self.rng.integers(self.S)) for p in hubs})
@@ -217,37 +281,37 @@ class _Builder:
 
     def _fix_activation(self, X: ActivationLayer, j: int, value: int) -> dict[int, int] | None:
         """An assignment of j's still-free inputs giving j the value ``value`` (local id)."""
-        dep = X.deps[j]
-        from hardsoft.limits.dependency import assignments
-
+        dep = X.dep(j)
         assign = assignments(self.S, len(dep))
-        ok = X.tables[j] == value
-        idx = {a: i for i, a in enumerate(self.rho.alphabet)}
-        for t, p in enumerate(dep):
-            s = self.rho.symbols[int(p)]
-            if s is not None:
-                ok &= assign[:, t] == idx[s]
+        ok = self._compatible(dep, assign) & (X.table(j) == value)
         rows = np.nonzero(ok)[0]
         if len(rows) == 0:
             return None
         row = assign[rows[0]]
         return {int(p): int(row[t]) for t, p in enumerate(dep) if self.rho.symbols[int(p)] is None}
 
-    def _attainable(self, X: ActivationLayer, j: int) -> set[int]:
-        from hardsoft.limits.dependency import assignments
-
-        dep = X.deps[j]
-        assign = assignments(self.S, len(dep))
-        ok = np.ones(len(X.tables[j]), dtype=bool)
+    def _compatible(self, dep: np.ndarray, assign: np.ndarray) -> np.ndarray:
+        """Which rows of ``assign`` (assignments of ``dep``) agree with the restriction."""
+        ok = np.ones(len(assign), dtype=np.bool_)
         idx = {a: i for i, a in enumerate(self.rho.alphabet)}
         for t, p in enumerate(dep):
             s = self.rho.symbols[int(p)]
             if s is not None:
-                ok &= assign[:, t] == idx[s]
-        return set(int(v) for v in np.unique(X.tables[j][ok]))
+                ok = ok & (assign[:, t] == idx[s])
+        return ok
+
+    def _attainable(self, X: ActivationLayer, j: int) -> set[int]:
+        dep = X.dep(j)
+        ok = self._compatible(dep, assignments(self.S, len(dep)))
+        return set(int(v) for v in np.unique(X.table(j)[ok]))
 
     def stage2_round(
-        self, ell: int, X: ActivationLayer, tuples: list[TupleInfo], log, zero_threshold=False
+        self,
+        ell: int,
+        X: ActivationLayer,
+        tuples: list[TupleInfo],
+        log: LayerLog,
+        zero_threshold: bool = False,
     ) -> int:
         """One round of Definition 16 with lazy updates; returns the number of fixes.
         ``zero_threshold``: fix while any unsatisfied tuple remains (greedy hitting set)."""
@@ -266,7 +330,7 @@ class _Builder:
             for j, cnt in count.items():
                 if j in done:
                     continue
-                thr = 0 if zero_threshold else X.num_values(j) * self.p.k * H
+                thr = 0 if zero_threshold else X.num_values(j) * self.k * H
                 if cnt > thr and cnt > best_c:
                     best, best_c = j, cnt
             if best < 0:
@@ -302,6 +366,8 @@ class _Builder:
         return fixes
 
     def stage3(self, ell: int, X: ActivationLayer, tuples: list[TupleInfo], log: LayerLog) -> None:
+        """Lemmas 21–23: a random restriction (each free position fixed with probability q),
+        resampled by Moser–Tardos until no bad event occurs; kept only if it converged."""
         unsat = [t for t in tuples if not t.satisfied]
         log.stage3_events = len(unsat)
         if not unsat:
@@ -309,43 +375,14 @@ class _Builder:
             return
         free = [int(p) for p in self.rho.free_positions()]
         var_of = {p: v for v, p in enumerate(free)}
-        q, delta, S = self.p.q, self.p.delta, self.S
-        limit = (1 + delta) * q * len(free)
+        q, S = self.q, self.S
+        limit = (1 + self.delta) * q * len(free)
 
-        def sample(rng: np.random.Generator, v: int):
+        def sample(rng: np.random.Generator, v: int) -> int | None:
             return int(rng.integers(S)) if rng.random() < q else None
 
-        def make_event(t: TupleInfo) -> lll.Event:
-            acts = [(j, X.deps[j], set(int(x) for x in mv)) for j, mv in zip(t.kdeps, t.maxvals)]
-            vars_ = sorted({var_of[int(p)] for _, d, _ in acts for p in d if int(p) in var_of})
-
-            def occurs(a) -> bool:
-                for j, d, mv in acts:
-                    row = 0
-                    for p in d:
-                        s = a[var_of[int(p)]] if int(p) in var_of else None
-                        if s is None:
-                            break
-                        row = row * S + s
-                    else:
-                        if int(X.tables[j][row]) in mv:
-                            return False
-                return True
-
-            return lll.Event(tuple(vars_), occurs, f"X(h={t.head},i={t.position},z={t.z})")
-
-        events = [make_event(t) for t in unsat]
-        # P(X_t) if the k-dependencies' inputs were disjoint: each activation j is fixed to a
-        # maximising value with probability q^|D_j| * (#maximising rows) / S^|D_j|
-        p_hat = []
-        for t in unsat:
-            p_avoid_not = 1.0
-            for j, mv in zip(t.kdeps, t.maxvals):
-                d = len(X.deps[j])
-                hit = float(np.isin(X.tables[j], mv).sum()) / (S**d)
-                p_avoid_not *= 1.0 - (q**d) * hit
-            p_hat.append(p_avoid_not)
-        log.mt_expected_independent = float(sum(p / (1 - p) if p < 1 else math.inf for p in p_hat))
+        events = [_tuple_event(X, t, var_of) for t in unsat]
+        log.mt_expected_independent = _expected_independent(X, unsat, q)
         events.append(
             lll.Event(
                 tuple(range(len(free))),
@@ -353,14 +390,12 @@ class _Builder:
                 "X_0",
             )
         )
-        k = max(self.p.k, 1)
+        k = max(self.k, 1)
         x = [1 / (k * k)] * len(unsat) + [0.5]
         log.mt_bound = lll.mt_expected_bound(x)
         nbrs = lll.dependency_graph(events[:-1])
         c = max(1, log.c_in)
-        p_x = (1 - (q / S) ** c) ** max(
-            1.0, k / ((c * c) / (self.p.eta * max(log.free_start, 1e-9)))
-        )
+        p_x = (1 - (q / S) ** c) ** max(1.0, k / ((c * c) / (self.eta * max(log.free_start, 1e-9))))
         probs = [p_x] * len(unsat)
         log.lll_condition = lll.asymmetric_lll_holds(
             probs, [s | {len(unsat)} for s in nbrs], x[:-1] + [0.5]
@@ -417,12 +452,12 @@ class _Builder:
     def _attempt(self, ell: int) -> LayerLog:
         t0 = time.perf_counter()
         n = self.rho.n
-        log = LayerLog(layer=ell + 1, free_start=self.rho.free_fraction, k=self.p.k)
+        log = LayerLog(layer=ell + 1, free_start=self.rho.free_fraction, k=self.k)
         X = self.layer_input(ell)
         c = X.max_dep()
         log.c_in = c
         H = len(self.model.blocks[ell].heads)
-        log.paper_k = paper_k(c, max(H, 1), self.p.eta, max(log.free_start, 1e-9), self.p.q, self.S)
+        log.paper_k = paper_k(c, max(H, 1), self.eta, max(log.free_start, 1e-9), self.q, self.S)
         self.stage1(X, log, c)
         log.free_after_stage1 = self.rho.free_fraction
         tuples: list[TupleInfo] = []
@@ -477,7 +512,7 @@ class _Builder:
 
 
 def reduce_depth(
-    model, restriction: Restriction, params: Params | None = None
+    model: Transformer, restriction: Restriction, params: Params | None = None
 ) -> tuple[Restriction, list[LayerLog], Params]:
     """Apply the Depth Reduction Lemma layer by layer; returns the final restriction, the
     per-layer log and the resolved parameters."""

@@ -13,7 +13,6 @@ True
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -22,13 +21,12 @@ import torch
 
 from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
+from hardsoft.languages import Language, get_language
 from hardsoft.limits.dependency import Analysis, analyse
 from hardsoft.limits.depth_reduction import LayerLog, Params, reduce_depth
 from hardsoft.limits.restriction import Restriction
 from hardsoft.limits.witness import Witness, build_witness, verify
-
-TARGETS = ("parity-even", "parity-odd", "dyck1", "dyck2")
-DYCK_FIX_FRACTION = 0.2
+from hardsoft.model.transformer import Transformer
 
 
 @dataclass
@@ -78,20 +76,42 @@ class RestrictResult:
         }
 
 
-def initial_restriction(n: int, language: str | None, alphabet: tuple[str, ...]) -> Restriction:
-    """All free, except for DYCK: the first and last ⌊0.2 n⌋ positions fixed to the first
-    bracket pair's opener and closer (Hahn (2020) §5, proof of Corollary 2)."""
+def initial_restriction(
+    n: int, language: Language | None, alphabet: tuple[str, ...]
+) -> Restriction:
+    """All free over ``alphabet``, except the positions the language fixes at the start
+    (``Language.initial_fixes``: for DYCK the first and last ⌊0.2 n⌋ positions, Hahn (2020) §5,
+    proof of Corollary 2)."""
     rho = Restriction.free(n, alphabet)
-    if language and language.startswith("dyck"):
-        m = int(math.floor(DYCK_FIX_FRACTION * n))
-        fix = {i: alphabet[0] for i in range(m)}
-        fix.update({n - 1 - i: alphabet[1] for i in range(m)})
-        rho = rho.fix(fix)
-    return rho
+    return rho.fix(language.initial_fixes(n)) if language is not None else rho
+
+
+def _witness(
+    model: Transformer, rho: Restriction, analysis: Analysis, lang: Language, seed: int
+) -> tuple[Witness, list[str]]:
+    """The verified witness pair for ``lang``, with notes for the report. Where no free
+    position lies outside the output's dependency set, the acceptance bit's (possibly smaller)
+    set is tried."""
+    notes: list[str] = []
+    rng = np.random.default_rng(seed)
+    witness = build_witness(rho, analysis.output_deps, lang, rng)
+    if witness.x is None and "no free position" in witness.reason:
+        acc_deps = analysis.accept_deps()
+        if len(acc_deps) < len(analysis.output_deps):
+            witness = build_witness(rho, acc_deps, lang, rng)
+            notes.append(
+                "no free position outside the output's dependency set; the witness uses "
+                f"the acceptance bit's smaller set {[int(p) + 1 for p in acc_deps]}"
+            )
+    witness = verify(model, witness, lang, analysis)
+    note = lang.witness_note(rho.n)
+    if note is not None:
+        notes.append(note)
+    return witness, notes
 
 
 def restrict(
-    model,
+    model: Transformer,
     n: int,
     language: str | None = None,
     *,
@@ -103,12 +123,11 @@ def restrict(
     """Build a restriction under which ``model``'s output at length ``n`` depends on few
     positions, and (for a target language) a verified witness pair.
 
-    ``language``: one of ``parity-even, parity-odd, dyck1, dyck2`` (another registered
-    language is allowed too: the engine then looks for a pair the model cannot separate), or
-    None for the restriction only. ``C``: target free fraction of the initially free positions.
+    ``language``: a restriction target (:func:`hardsoft.languages.restriction_targets`:
+    ``parity-even, parity-odd, dyck<k>``; another registered language is allowed too: the
+    engine then looks for a pair the model cannot separate), or None for the restriction only.
+    ``C``: target free fraction of the initially free positions.
     """
-    from hardsoft.languages import get_language
-
     if n < 1:
         raise HardsoftError(f"--n must be >= 1, got {n}")
     seed = validate.seed(seed)
@@ -120,38 +139,19 @@ def restrict(
     )
     t0 = time.perf_counter()
     lang = get_language(language) if language else None
-    alphabet = tuple(lang.alphabet) if lang else tuple(model.spec.alphabet)
-    if lang is not None and lang.name.startswith("dyck"):
-        # Hahn (2020) §5, Corollary 2: DYCK-k restricted to its first bracket pair is 1DYCK, so the
-        # engine works over that pair only (free positions range over "(" and ")").
-        alphabet = alphabet[:2]
+    alphabet = lang.restriction_alphabet() if lang else tuple(model.spec.alphabet)
     missing = [a for a in alphabet if a not in model.spec.alphabet]
     if missing:
         raise HardsoftError(
             f"the language's symbol {missing[0]!r} is not in the model's alphabet "
             f"{''.join(model.spec.alphabet)!r}"
         )
-    rho0 = initial if initial is not None else initial_restriction(n, language, alphabet)
+    rho0 = initial if initial is not None else initial_restriction(n, lang, alphabet)
     p = params or Params(C=C, seed=seed)
     rho, logs, resolved = reduce_depth(model, rho0, p)
     analysis = analyse(model, rho, max_rows=resolved.max_rows)
-    notes: list[str] = []
-    witness = None
-    if lang is not None:
-        rng = np.random.default_rng(seed)
-        witness = build_witness(rho, analysis.output_deps, lang, rng)
-        if witness.x is None and "no free position" in witness.reason:
-            acc_deps = analysis.accept_deps()
-            if len(acc_deps) < len(analysis.output_deps):
-                witness = build_witness(rho, acc_deps, lang, rng)
-                notes.append(
-                    "no free position outside the output's dependency set; the witness uses "
-                    f"the acceptance bit's smaller set {[int(p) + 1 for p in acc_deps]}"
-                )
-        witness = verify(model, witness, lang, analysis)
-        if lang.name.startswith("dyck") and n % 2:
-            notes.append("odd n: no DYCK word has odd length, so no witness can exist")
-    result = RestrictResult(
+    witness, notes = _witness(model, rho, analysis, lang, seed) if lang else (None, [])
+    return RestrictResult(
         model_name=model.spec.name or "model",
         n=n,
         language=lang.name if lang else None,
@@ -164,11 +164,10 @@ def restrict(
         seconds=time.perf_counter() - t0,
         notes=notes,
     )
-    return result
 
 
 def flip_test(
-    model, result: RestrictResult, trials: int = 1000, seed: int = 0, batch: int = 250
+    model: Transformer, result: RestrictResult, trials: int = 1000, seed: int = 0, batch: int = 250
 ) -> dict:
     """The soundness check: random completions x, and x' re-randomising random free positions
     outside the dependency set; counts trials where the model's output changed."""
@@ -202,13 +201,13 @@ def flip_test(
     return {"trials": trials, "changed": changed, "max_output_difference": max_diff}
 
 
-def contrast_check(model, language: str, n: int, *, samples: int = 200, seed: int = 0) -> dict:
-    """The contrast of Hahn (2020) §5: run the engine on a model that recognises ``language``
-    and check that the restriction it builds forces the answer — the output is constant over the
+def contrast_check(
+    model: Transformer, language: str, n: int, *, samples: int = 200, seed: int = 0
+) -> dict:
+    """Hahn (2020) §5's contrast: run the engine on a model that recognises ``language`` and check
+    that the restriction it builds forces the answer — the output is constant over the
     dependency set, and every sampled completion of the restriction has the same membership
     (so no witness can exist)."""
-    from hardsoft.languages import get_language
-
     result = restrict(model, n, language, seed=seed)
     lang = get_language(language)
     rng = np.random.default_rng(seed)

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hardsoft.errors import HardsoftError
+
+if TYPE_CHECKING:
+    from hardsoft.model.transformer import Transformer
 
 FREE = "*"
 
@@ -112,12 +116,13 @@ class Restriction:
                 raise HardsoftError(f"expected {len(free)} free symbols, got {len(vals)}")
             for p, s in zip(free, vals):
                 syms[int(p)] = s
-        if any(s is None for s in syms):
+        word = [s for s in syms if s is not None]
+        if len(word) < len(syms):
             raise HardsoftError("some free positions were left unassigned")
-        bad = [s for s in syms if s not in self.alphabet]
+        bad = [s for s in word if s not in self.alphabet]
         if bad:
             raise HardsoftError(f"symbol {bad[0]!r} is not in {''.join(self.alphabet)!r}")
-        return "".join(syms)  # type: ignore[arg-type]
+        return "".join(word)
 
     def random_completion(self, rng: np.random.Generator) -> str:
         """A uniformly random compatible word."""
@@ -125,7 +130,7 @@ class Restriction:
         picks = rng.integers(0, len(self.alphabet), size=len(free))
         return self.fill({int(p): self.alphabet[int(c)] for p, c in zip(free, picks)})
 
-    def apply(self, model) -> RestrictedModel:
+    def apply(self, model: Transformer) -> RestrictedModel:
         """ρT: the model as a function of the free positions only."""
         return RestrictedModel(model, self)
 
@@ -133,7 +138,7 @@ class Restriction:
 class RestrictedModel:
     """A model with a restriction applied: call it on the free positions' symbols."""
 
-    def __init__(self, model, restriction: Restriction) -> None:
+    def __init__(self, model: Transformer, restriction: Restriction) -> None:
         missing = [a for a in restriction.alphabet if a not in model.spec.alphabet]
         if missing:
             raise HardsoftError(

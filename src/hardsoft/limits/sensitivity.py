@@ -24,7 +24,6 @@ per seed), so the statistic compares like with like across lengths.
 from __future__ import annotations
 
 import copy
-import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -35,8 +34,8 @@ import torch
 
 from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
-from hardsoft.model import Transformer, feature_matrix, parse_feature, weights_from_scores
-from hardsoft.model.attention import allowed_block
+from hardsoft.model import Transformer, parse_feature
+from hardsoft.model.transformer import Head
 
 __all__ = [
     "CorrectedBound",
@@ -58,37 +57,13 @@ __all__ = [
 # statistics
 
 
-@functools.lru_cache(maxsize=256)
-def _t_cdf_upper_half(t: float, df: float) -> float:
-    """P(0 <= T <= t) for Student's t with ``df`` degrees of freedom (Simpson's rule)."""
-    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
-    steps = 600
-    h = t / steps
-    total = 0.0
-    for s in range(steps + 1):
-        x = s * h
-        w = 1 if s in (0, steps) else (4 if s % 2 else 2)
-        total += w * (1 + x * x / df) ** (-(df + 1) / 2)
-    return c * total * h / 3
-
-
-@functools.lru_cache(maxsize=256)
 def t_quantile(q: float, df: float) -> float:
-    """The ``q`` quantile (``q > 1/2``) of Student's t distribution, by bisection."""
+    """The ``q`` quantile (``q > 1/2``) of Student's t distribution (``scipy.stats.t.ppf``)."""
     if not 0.5 < q < 1 or df <= 0:
         raise ValueError("t_quantile needs 1/2 < q < 1 and df > 0")
-    lo, hi = 0.0, 1.0
-    while _t_cdf_upper_half(hi, df) < q - 0.5:
-        hi *= 2
-        if hi > 1e6:
-            return math.inf
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if _t_cdf_upper_half(mid, df) < q - 0.5:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
+    from scipy.stats import t as student_t  # scipy is slow to import: only when fitting
+
+    return float(student_t.ppf(q, df))
 
 
 @dataclass
@@ -280,10 +255,11 @@ def lemma5_constants(model: Transformer) -> Lemma5Constants:
         if sup is not None:
             p_bound += sup * _norm2(pos[row : row + f.dim])
         row += f.dim
-    if any(s is None for s in sups):
+    known = [s for s in sups if s is not None]
+    if len(known) < len(sups):
         f0 = math.inf
     else:
-        whole = math.sqrt(sum(s * s for s in sups)) * _norm2(pos) if sups else 0.0
+        whole = math.sqrt(sum(s * s for s in known)) * _norm2(pos) if known else 0.0
         f0 = e_max + min(p_bound, whole)
     fs = _activation_bounds(layers, f0)
     big_f = max(fs)
@@ -347,9 +323,10 @@ def corrected_bound(model: Transformer, n: int) -> CorrectedBound:
     if n < 2:
         raise HardsoftError("the bound needs n >= 2")
     layers = _layers(model)
-    we = model.W_E.detach().double().cpu()
-    pe = feature_matrix(model.spec.position_features, n) @ model.W_pos.detach().double().cpu()
-    f0 = float(torch.linalg.vector_norm(we[:, None, :] + pe[None, :, :], dim=-1).max())
+    every = torch.arange(len(model.spec.alphabet), device=model.device)[:, None].expand(-1, n)
+    with torch.no_grad():  # layer 0 of every symbol at every position
+        emb = model.embed(every).double().cpu()
+    f0 = float(torch.linalg.vector_norm(emb, dim=-1).max())
     fs = _activation_bounds(layers, f0)
     p, r = _embedding_difference(model), 0.0
     flipped, other, supp, alphas = [p], [r], [0.0], [0.0]
@@ -449,7 +426,9 @@ class SensitivityReport:
         k = self.layers if layer is None else layer
         return [None if b is None else b.other[k] for b in self.bounds]
 
-    def slope(self, name: str = "last_max", n_min: int | None = None, n_max: int | None = None):
+    def slope(
+        self, name: str = "last_max", n_min: int | None = None, n_max: int | None = None
+    ) -> Slope | None:
         """:func:`fit_slope` of a statistic at the last layer (None if it cannot be fitted)."""
         try:
             return fit_slope(self.lengths, self.series(name), n_min, n_max)
@@ -521,22 +500,17 @@ def _residuals(model: Transformer, ids: torch.Tensor, chunk: int) -> list[torch.
     return out
 
 
-def _head_input(block, x: torch.Tensor) -> torch.Tensor:
-    return block.ln1(x) if block.layer_norm == "pre" else x
-
-
-def _supplement(head, u0: torch.Tensor, uv: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+def _supplement(head: Head, u0: torch.Tensor, uv: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """Σ_w |a_jw − a'_jw| ‖u'_w‖ for the query positions ``rows`` (0-based): original head
-    input ``u0 [1, n, d]``, variants ``uv [B, n, d]``. Returns ``[B, len(rows)]``."""
+    input ``u0 [1, n, d]``, variants ``uv [B, n, d]``. Returns ``[B, len(rows)]``. The weights
+    are the head's own (:meth:`Head.scores`, :meth:`Head.allowed`,
+    :meth:`Head.weights_from_scores`)."""
     n = u0.shape[1]
-    scale = head.score_scale(n)
-    spec = head.spec
-    allowed = allowed_block(spec.mask, 0, n, 0, n, uv.device)
-    allowed = None if allowed is None else allowed[rows]
-    s0 = (u0[:, rows] @ head.W_Q) @ (u0 @ head.W_K).transpose(-1, -2) * scale
-    sv = (uv[:, rows] @ head.W_Q) @ (uv @ head.W_K).transpose(-1, -2) * scale
-    a0 = weights_from_scores(s0, allowed, spec.weighting)
-    av = weights_from_scores(sv, allowed, spec.weighting)
+    allowed = head.allowed(rows, n)
+    a0, av = (
+        head.weights_from_scores(head.scores(head.query(u[:, rows]), head.key(u), n), allowed)
+        for u in (u0, uv)
+    )
     norms = torch.linalg.vector_norm(uv, dim=-1)  # [B, n]
     return ((av - a0).abs() * norms[:, None, :]).sum(-1)
 
@@ -555,6 +529,23 @@ def _flip_fractions(flips: int, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, 5]).random(flips)
 
 
+WordSampler = Callable[[int, int, np.random.Generator], np.ndarray]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The measurement's settings, fixed across lengths: flip positions and supplement rows as
+    fractions of n (drawn once per seed), and how many inputs and variants to run."""
+
+    samples: int
+    batch: int
+    chunk_size: int
+    seed: int
+    fractions: np.ndarray
+    supp_fractions: np.ndarray
+    words: WordSampler | None
+
+
 @torch.no_grad()
 def measure_sensitivity(
     model: Transformer,
@@ -568,7 +559,7 @@ def measure_sensitivity(
     supplement_rows: int = 8,
     device: str | None = None,
     check_bound: bool = True,
-    words: Callable[[int, int, np.random.Generator], np.ndarray] | None = None,
+    words: WordSampler | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> SensitivityReport:
     """Measure Lemma 5's quantities on ``model`` (a float64 copy) for each length in ``lengths``.
@@ -590,62 +581,29 @@ def measure_sensitivity(
     dev = torch.device(validate.device(device)) if device else model.device
     _require_memory(model, max(lengths), samples, min(batch, flips), chunk_size, str(dev))
     m = copy.deepcopy(model).to(device=dev, dtype=torch.float64).eval()
-    sigma = len(m.spec.alphabet)
-    if sigma < 2:
+    if len(m.spec.alphabet) < 2:
         raise HardsoftError("a one-symbol alphabet has no single-symbol changes")
-    n_layers = len(m.blocks)
     reasons = bound_applicability(m)
     constants = lemma5_constants(m)
-    fractions = _flip_fractions(flips, seed)
     supp_fractions = np.random.default_rng([seed, 7]).random(max(0, supplement_rows))
+    plan = _Plan(
+        samples, batch, chunk_size, seed, _flip_fractions(flips, seed), supp_fractions, words
+    )
     stats, bounds, published, violations = [], [], [], []
     for n in lengths:
-        rng = np.random.default_rng([seed, n])
-        if words is None:
-            base = rng.integers(0, sigma, size=(samples, n))
-        else:
-            base = np.asarray(words(n, samples, rng), dtype=np.int64)
-            if base.shape != (samples, n):
-                raise HardsoftError(f"the word sampler gave shape {base.shape}, not {(samples, n)}")
-        pos = np.minimum((fractions * (n - 1)).astype(np.int64), n - 2)  # 0-based, < n − 1
-        rows = np.unique(np.append((supp_fractions * (n - 1)).astype(np.int64), n - 1))
-        rows_t = torch.as_tensor(rows, device=dev)
         bound = corrected_bound(m, n) if not reasons else None
         bounds.append(bound)
         published.append(published_bound(constants, n) if constants.applicable else None)
-        acc = _Accumulator(n_layers)
-        for s in range(samples):
-            word = torch.as_tensor(base[s], device=dev)[None]
-            ref = _residuals(m, word, chunk_size)
-            for b0 in range(0, flips, batch):
-                idx = pos[b0 : b0 + batch]
-                shift = rng.integers(1, sigma, size=len(idx))
-                var = word.repeat(len(idx), 1)
-                rows = torch.arange(len(idx), device=dev)
-                it = torch.as_tensor(idx, device=dev)
-                var[rows, it] = (var[rows, it] + torch.as_tensor(shift, device=dev)) % sigma
-                res = _residuals(m, var, chunk_size)
-                diffs = [torch.linalg.vector_norm(r - r0, dim=-1) for r, r0 in zip(res, ref)]
-                supp = []
-                for k, block in enumerate(m.blocks, start=1):
-                    u0, uv = _head_input(block, ref[k - 1]), _head_input(block, res[k - 1])
-                    terms = [_supplement(h, u0, uv, rows_t) for h in block.heads]
-                    supp.append(
-                        torch.stack(terms).amax(0)
-                        if terms
-                        else torch.zeros(len(idx), len(rows_t), dtype=u0.dtype, device=dev)
-                    )
-                acc.add(diffs, supp, it, rows_t)
-                if check_bound and bound is not None:
-                    violations += _check(bound, diffs, it, base[s], var, m.spec.alphabet, n)
-        stats.append(acc.finish(n))
+        st, found = _measure_length(m, n, plan, bound if check_bound else None)
+        stats.append(st)
+        violations += found
         if progress is not None:
             progress(n)
     settings = {
         "samples": samples,
         "flips": flips,
         "seed": seed,
-        "flip_fractions": [float(f) for f in fractions],
+        "flip_fractions": [float(f) for f in plan.fractions],
         "dtype": "float64",
         "inputs": "uniform random symbols" if words is None else "custom sampler",
         "supplement_rows": supplement_rows,
@@ -654,7 +612,7 @@ def measure_sensitivity(
     return SensitivityReport(
         model_name=m.spec.name or "model",
         lengths=lengths,
-        layers=n_layers,
+        layers=len(m.blocks),
         stats=stats,
         bounds=bounds,
         published=published,
@@ -665,11 +623,78 @@ def measure_sensitivity(
     )
 
 
+def _inputs(m: Transformer, n: int, plan: _Plan, rng: np.random.Generator) -> np.ndarray:
+    """The ``plan.samples`` base inputs of length n, as token ids ``[samples, n]``."""
+    if plan.words is None:
+        return rng.integers(0, len(m.spec.alphabet), size=(plan.samples, n))
+    base = np.asarray(plan.words(n, plan.samples, rng), dtype=np.int64)
+    if base.shape != (plan.samples, n):
+        raise HardsoftError(f"the word sampler gave shape {base.shape}, not {(plan.samples, n)}")
+    return base
+
+
+def _measure_length(
+    m: Transformer, n: int, plan: _Plan, bound: CorrectedBound | None
+) -> tuple[LengthStats, list[Violation]]:
+    """Every (input, flip) pair at length ``n``: the statistics, and the values above
+    ``bound`` (when given)."""
+    dev, sigma = m.device, len(m.spec.alphabet)
+    rng = np.random.default_rng([plan.seed, n])
+    base = _inputs(m, n, plan, rng)
+    pos = np.minimum((plan.fractions * (n - 1)).astype(np.int64), n - 2)  # 0-based, < n − 1
+    rows = np.unique(np.append((plan.supp_fractions * (n - 1)).astype(np.int64), n - 1))
+    rows_t = torch.as_tensor(rows, device=dev)
+    acc = _Accumulator(len(m.blocks))
+    violations: list[Violation] = []
+    for s in range(plan.samples):
+        word = torch.as_tensor(base[s], device=dev)[None]
+        ref = _residuals(m, word, plan.chunk_size)
+        for b0 in range(0, len(pos), plan.batch):
+            idx = pos[b0 : b0 + plan.batch]
+            shift = rng.integers(1, sigma, size=len(idx))
+            var = word.repeat(len(idx), 1)
+            b = torch.arange(len(idx), device=dev)
+            it = torch.as_tensor(idx, device=dev)
+            var[b, it] = (var[b, it] + torch.as_tensor(shift, device=dev)) % sigma
+            res = _residuals(m, var, plan.chunk_size)
+            diffs = [torch.linalg.vector_norm(r - r0, dim=-1) for r, r0 in zip(res, ref)]
+            acc.add(diffs, _supplements(m, ref, res, rows_t), it, rows_t)
+            if bound is not None:
+                violations += _check(bound, diffs, it, base[s], var, m.spec.alphabet, n)
+    return acc.finish(n), violations
+
+
+def _supplements(
+    m: Transformer, ref: list[torch.Tensor], res: list[torch.Tensor], rows: torch.Tensor
+) -> list[torch.Tensor]:
+    """Per layer k = 1..L: the supplement's term at the query ``rows``, maximised over the
+    layer's heads (zeros for a layer without heads), ``[B, len(rows)]``."""
+    out = []
+    for k, block in enumerate(m.blocks, start=1):
+        u0, uv = block.attn_input(ref[k - 1]), block.attn_input(res[k - 1])
+        terms = [_supplement(h, u0, uv, rows) for h in block.heads]
+        out.append(
+            torch.stack(terms).amax(0)
+            if terms
+            else torch.zeros(uv.shape[0], len(rows), dtype=u0.dtype, device=u0.device)
+        )
+    return out
+
+
 # float64 rounding of the measured differences; the bounds are exact arithmetic on norms
 _REL_TOL = 1e-9
 
 
-def _check(bound, diffs, it, word_ids, var, alphabet, n) -> list[Violation]:
+def _check(
+    bound: CorrectedBound,
+    diffs: list[torch.Tensor],
+    it: torch.Tensor,
+    word_ids: np.ndarray,
+    var: torch.Tensor,
+    alphabet: Sequence[str],
+    n: int,
+) -> list[Violation]:
+    """The measured values above the bound (at most 5 per layer and batch), with their inputs."""
     out = []
     for k, d in enumerate(diffs):
         b_other, b_flip = bound.other[k], bound.flipped[k]

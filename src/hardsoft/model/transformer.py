@@ -11,8 +11,9 @@ activation and every head's attention weights under stable names (see :class:`Mo
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar, cast, overload
 
 import numpy as np
 import torch
@@ -20,10 +21,41 @@ from torch import nn
 
 from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
-from hardsoft.model.attention import attend, attend_chunked
+from hardsoft.model.attention import attend, attend_chunked, weights_from_scores
 from hardsoft.model.features import feature_matrix
 from hardsoft.model.readout import acceptance_of
-from hardsoft.model.spec import HeadSpec, LayerSpec, ModelSpec, eval_tau
+from hardsoft.model.spec import (
+    HeadSpec,
+    LayerNormPlacement,
+    LayerSpec,
+    Mask,
+    ModelSpec,
+    eval_tau,
+)
+
+_M = TypeVar("_M", bound=nn.Module)
+
+
+class ModuleSeq(nn.ModuleList, Generic[_M]):
+    """An ``nn.ModuleList`` whose items have one known type, so that iterating over
+    ``model.blocks`` or ``block.heads`` gives a type checker :class:`Block` / :class:`Head`
+    (not ``Module``). Parameter names and the state dict are those of a plain ModuleList."""
+
+    def __init__(self, modules: Iterable[_M] = ()) -> None:
+        super().__init__(modules)
+
+    def __iter__(self) -> Iterator[_M]:
+        return cast(Iterator[_M], super().__iter__())
+
+    @overload
+    def __getitem__(self, idx: slice) -> ModuleSeq[_M]: ...
+
+    @overload
+    def __getitem__(self, idx: int) -> _M: ...
+
+    def __getitem__(self, idx: int | slice) -> _M | ModuleSeq[_M]:
+        return cast("_M | ModuleSeq[_M]", super().__getitem__(idx))
+
 
 # The "auto" chunking policy, from benchmarks/results/chunked_hard.md and a side-by-side run on
 # 2 CPU cores: exact hard heads are 2-4x faster streamed in blocks of 512 once n > 512 (the full
@@ -97,6 +129,56 @@ class Head(nn.Module):
             s /= eval_tau(self.spec.tau, n)
         return s
 
+    # The analysis API: the pieces of :meth:`forward`, one at a time, for engines that run them
+    # on their own rows (activation values, chosen query positions) instead of a whole input.
+    def query(self, x: torch.Tensor) -> torch.Tensor:
+        """Queries ``x W_Q`` of head inputs ``x [..., d_model]`` (the block's
+        :meth:`Block.attn_input`, not the raw residual)."""
+        return x @ self.W_Q
+
+    def key(self, x: torch.Tensor) -> torch.Tensor:
+        """Keys ``x W_K`` of head inputs ``x [..., d_model]``."""
+        return x @ self.W_K
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        """Values ``x W_V`` of head inputs ``x [..., d_model]``."""
+        return x @ self.W_V
+
+    def qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Queries, keys and values of head inputs ``x [..., d_model]``."""
+        return self.query(x), self.key(x), self.value(x)
+
+    def scores(self, q: torch.Tensor, k: torch.Tensor, n: int) -> torch.Tensor:
+        """Scaled scores ``(q · kᵀ) · score_scale(n)`` ``[..., rows, keys]`` for query rows ``q``
+        and keys ``k`` at input length ``n`` (the temperature τ(n) depends on n, not on how
+        many rows are asked for)."""
+        return (q @ k.transpose(-1, -2)) * self.score_scale(n)
+
+    def allowed(self, rows: torch.Tensor | None, n: int) -> torch.Tensor | None:
+        """Boolean ``[len(rows), n]``: which keys 0..n-1 each query position in ``rows``
+        (0-based; None: all n) may attend to, by :meth:`Mask.allows`; None if all may."""
+        if self.spec.mask is Mask.NONE:
+            return None
+        device = self.W_Q.device if rows is None else rows.device
+        i = torch.arange(n, device=device) if rows is None else rows
+        return self.spec.mask.allows(i[:, None], torch.arange(n, device=device)[None, :])
+
+    def weights_from_scores(
+        self, scores: torch.Tensor, allowed: torch.Tensor | None
+    ) -> torch.Tensor:
+        """Attention weights from :meth:`scores` (disallowed pairs get weight 0; a row with no
+        allowed key gets all zeros) under this head's weighting."""
+        return weights_from_scores(scores, allowed, self.spec.weighting)
+
+    def result(self, z: torch.Tensor) -> torch.Tensor:
+        """What the head writes to the residual stream for mixed values ``z``: ``z W_O``. For
+        unique-hard attention ``z`` is the attended position's value ``v_j``."""
+        return z @ self.W_O
+
+    def output(self, weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """The head's output ``(weights · v) W_O`` from attention weights and values."""
+        return self.result(weights @ v)
+
     def forward(
         self,
         x: torch.Tensor,
@@ -106,7 +188,7 @@ class Head(nn.Module):
         prefix: str = "",
     ) -> torch.Tensor:
         n = x.shape[1]
-        q, k, v = x @ self.W_Q, x @ self.W_K, x @ self.W_V
+        q, k, v = self.qkv(x)
         scale = self.score_scale(n)
         chunk: int | None
         if chunk_size == "auto":
@@ -129,7 +211,7 @@ class Head(nn.Module):
             if weights is not None:
                 weights = self.hook_pattern(weights)
                 mixed = weights @ v
-        out = mixed @ self.W_O
+        out = self.result(mixed)
         if trace is not None:
             trace[f"{prefix}.q"], trace[f"{prefix}.k"], trace[f"{prefix}.v"] = q, k, v
             if weights is not None:
@@ -144,8 +226,8 @@ class Block(nn.Module):
     def __init__(self, spec: LayerSpec, d_model: int, layer_norm: str, eps: float) -> None:
         super().__init__()
         self.spec = spec
-        self.layer_norm = layer_norm
-        self.heads = nn.ModuleList([Head(h, d_model) for h in spec.heads])
+        self.layer_norm = LayerNormPlacement.parse(layer_norm, "layer_norm")
+        self.heads: ModuleSeq[Head] = ModuleSeq(Head(h, d_model) for h in spec.heads)
         self.W_in = nn.Parameter(torch.zeros(d_model, spec.d_ff))
         self.b_in = nn.Parameter(torch.zeros(spec.d_ff))
         self.W_out = nn.Parameter(torch.zeros(spec.d_ff, d_model))
@@ -153,6 +235,36 @@ class Block(nn.Module):
         if layer_norm != "none":
             self.ln1 = LayerNorm(d_model, eps)
             self.ln2 = LayerNorm(d_model, eps)
+
+    def attn_input(self, x: torch.Tensor) -> torch.Tensor:
+        """What the heads read from the residual ``x``: ``LN(x)`` for pre-norm, else ``x``."""
+        return self.ln1(x) if self.layer_norm is LayerNormPlacement.PRE else x
+
+    def after_attention(
+        self,
+        x: torch.Tensor,
+        *,
+        trace: dict[str, torch.Tensor] | None = None,
+        prefix: str = "",
+    ) -> torch.Tensor:
+        """The rest of the layer applied to ``x`` = residual + attention output: the post-norm
+        LN, the residual feed-forward (reading ``LN(x)`` for pre-norm) and its post-norm LN."""
+        post = self.layer_norm is LayerNormPlacement.POST
+        if post:
+            x = self.ln1(x)
+        if trace is not None:
+            trace[f"{prefix}.resid_mid"] = x
+        if self.spec.d_ff:
+            f_in = self.ln2(x) if self.layer_norm is LayerNormPlacement.PRE else x
+            hidden = torch.relu(f_in @ self.W_in + self.b_in)
+            x = x + hidden @ self.W_out + self.b_out
+            if trace is not None:
+                trace[f"{prefix}.ffn.hidden"] = hidden
+        if post:
+            x = self.ln2(x)
+        if trace is not None:
+            trace[f"{prefix}.resid_post"] = x
+        return x
 
     def forward(
         self,
@@ -162,29 +274,14 @@ class Block(nn.Module):
         trace: dict[str, torch.Tensor] | None = None,
         prefix: str = "",
     ) -> torch.Tensor:
-        pre = self.layer_norm == "pre"
         if self.heads:
-            a_in = self.ln1(x) if pre else x
+            a_in = self.attn_input(x)
             att = sum(
                 head(a_in, chunk_size=chunk_size, trace=trace, prefix=f"{prefix}.attn.{h}")
                 for h, head in enumerate(self.heads)
             )
             x = x + att
-        if self.layer_norm == "post":
-            x = self.ln1(x)
-        if trace is not None:
-            trace[f"{prefix}.resid_mid"] = x
-        if self.spec.d_ff:
-            f_in = self.ln2(x) if pre else x
-            hidden = torch.relu(f_in @ self.W_in + self.b_in)
-            x = x + hidden @ self.W_out + self.b_out
-            if trace is not None:
-                trace[f"{prefix}.ffn.hidden"] = hidden
-        if self.layer_norm == "post":
-            x = self.ln2(x)
-        if trace is not None:
-            trace[f"{prefix}.resid_post"] = x
-        return x
+        return self.after_attention(x, trace=trace, prefix=prefix)
 
 
 class Transformer(nn.Module):
@@ -211,8 +308,8 @@ class Transformer(nn.Module):
         self.symbol_index = {a: i for i, a in enumerate(spec.alphabet)}
         self.W_E = nn.Parameter(torch.zeros(len(spec.alphabet), d))
         self.W_pos = nn.Parameter(torch.zeros(spec.position_dim, d))
-        self.blocks = nn.ModuleList(
-            [Block(layer, d, spec.layer_norm, spec.ln_eps) for layer in spec.layers]
+        self.blocks: ModuleSeq[Block] = ModuleSeq(
+            Block(layer, d, spec.layer_norm, spec.ln_eps) for layer in spec.layers
         )
         if spec.layer_norm == "pre":
             self.ln_final = LayerNorm(d, spec.ln_eps)
@@ -247,13 +344,31 @@ class Transformer(nn.Module):
                     ) from None
         return torch.from_numpy(ids).to(self.device)
 
+    def position_embedding(self, n: int) -> torch.Tensor:
+        """``PE(i, n) · W_pos`` for i = 1..n: ``[n, d_model]``."""
+        return feature_matrix(self.spec.position_features, n, self.dtype, self.device) @ self.W_pos
+
     def embed(self, tokens: torch.Tensor, trace: dict | None = None) -> torch.Tensor:
+        """The layer-0 residual ``W_E[w_i] + PE(i, n) W_pos`` of token ids ``[B, n]``."""
         n = tokens.shape[1]
         tok = self.W_E[tokens]
-        pos = feature_matrix(self.spec.position_features, n, self.dtype, self.device) @ self.W_pos
+        pos = self.position_embedding(n)
         if trace is not None:
             trace["embed.tokens"], trace["embed.positions"] = tok, pos.expand_as(tok)
         return tok + pos
+
+    def readout(self, x: torch.Tensor) -> torch.Tensor:
+        """The outputs ``LN_final(x) W_U + b_U`` (``ln_final`` only for pre-norm models) of
+        final residual vectors ``x [..., d_model]``: ``[..., d_out]``."""
+        if self.spec.layer_norm == "pre":
+            x = self.ln_final(x)
+        return x @ self.W_U + self.b_U
+
+    def accepts(self, outputs: torch.Tensor) -> torch.Tensor:
+        """The acceptance bit of outputs ``[..., d_out]`` read at the last position, by the
+        model's declared readout (:func:`hardsoft.model.readout.acceptance_of`: coordinate 0
+        > 1/2 by default, Hahn (2020) §3)."""
+        return acceptance_of(self).accept(outputs)
 
     def forward(
         self, tokens: torch.Tensor, *, trace: bool = False, chunk_size: int | str | None = "auto"
@@ -278,12 +393,10 @@ class Transformer(nn.Module):
             x = block(x, chunk_size=chunk_size, trace=tr, prefix=f"blocks.{ell}")
             if tr is not None:
                 tr[f"resid.{ell + 1}"] = x
-        if self.spec.layer_norm == "pre":
-            x = self.ln_final(x)
-        y = x @ self.W_U + self.b_U
+        y = self.readout(x)
         if tr is not None:
             tr["outputs"] = y
-        return ModelOutput(outputs=y, accept=acceptance_of(self).accept(y[:, -1]), trace=tr)
+        return ModelOutput(outputs=y, accept=self.accepts(y[:, -1]), trace=tr)
 
     @torch.no_grad()
     def run_words(

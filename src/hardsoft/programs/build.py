@@ -11,7 +11,7 @@ from hardsoft.model.transformer import Transformer
 from hardsoft.programs.compile import Compiled, compile_program
 from hardsoft.programs.library import get_program
 from hardsoft.programs.soften import DEFAULT_EPS, certificate, soften
-from hardsoft.programs.tieless import TielessReport, check_model, sample_words
+from hardsoft.programs.tieless import TielessReport, check_tieless, sample_words
 
 TARGETS = ("average-hard", "soft-temperature")
 
@@ -40,7 +40,7 @@ def check_compiled(
         )
         for n in sampled_lengths
     }
-    return check_model(
+    return check_tieless(
         compiled.model, exhaustive_up_to=exhaustive_up_to, sampled=sampled, program_gap=prog.gap
     )
 

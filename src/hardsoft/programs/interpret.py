@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from hardsoft.errors import HardsoftError
-from hardsoft.programs.dsl import PWL, Attend, AttnOut, Linear, Position, Program, SOp, Token
+from hardsoft.programs.dsl import PWL, Attend, AttnOut, Linear, Position, Program, Token
 
 TIE_TOL = 1e-12
 _ROW_BLOCK = 512
@@ -42,7 +42,11 @@ def position_values(feature: str, n: int) -> np.ndarray:
 
 
 def allowed(mask: str, n: int, rows: slice) -> np.ndarray:
-    """Boolean [rows, n] matrix of allowed (i, j) pairs (0-based indices)."""
+    """Boolean [rows, n] matrix of allowed (i, j) pairs (0-based indices).
+
+    Deliberately independent of the model's mask table (``Mask.allows`` in
+    hardsoft.model.spec): the interpreter is the ground truth compiled models are checked
+    against, so it must not share the code it checks."""
     i = np.arange(n)[rows][:, None]
     j = np.arange(n)[None, :]
     if mask == "none":
@@ -161,8 +165,3 @@ def interpret_many(program: Program, words: list[str], batch: int = 4096) -> lis
             for row, idx in enumerate(part):
                 results[idx] = outs[row]
     return [r for r in results if r is not None]
-
-
-def node_value(program: Program, word: str, node: SOp) -> np.ndarray:
-    """The values of one SOp of ``program`` on ``word`` (for debugging and tests)."""
-    return run_program(program, word)[node.uid]

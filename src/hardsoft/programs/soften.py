@@ -32,7 +32,7 @@ import torch
 
 from hardsoft.convert.norms import col_norm, feature_degree, max_abs
 from hardsoft.errors import HardsoftError
-from hardsoft.model.spec import ModelSpec, eval_tau
+from hardsoft.model.spec import ModelSpec, Weighting, eval_tau
 from hardsoft.model.transformer import Transformer
 
 DEFAULT_EPS = 0.25
@@ -98,7 +98,9 @@ def soften(model: Transformer, tau: str) -> Transformer:
     layers = tuple(
         dataclasses.replace(
             layer,
-            heads=tuple(dataclasses.replace(h, weighting="softmax", tau=tau) for h in layer.heads),
+            heads=tuple(
+                dataclasses.replace(h, weighting=Weighting.SOFTMAX, tau=tau) for h in layer.heads
+            ),
         )
         for layer in spec.layers
     )

@@ -2,10 +2,11 @@
 *uniform* (W_Q = W_K = 0) or *tieless with gap γ(n)*: on every input of length n, at every
 position, the maximal score is attained once and beats every other allowed score by ≥ γ(n).
 
-The check runs the hard model with ``trace=True``, recomputes each head's scores from the traced
-queries and keys, and records the smallest gap seen per head and length. Exhaustively for small
-n (all |Σ|^n words), by sampling for large n; a head that ties is reported with a concrete
-word, position and the tied key positions. Ties are decided up to a relative tolerance of
+The check (:func:`check_tieless`) runs the hard model with ``trace=True``, reads each head's
+scores from the traced queries and keys through the head's own ``Head.scores`` and
+``Head.allowed``, and records the smallest gap seen per head and length: exhaustively for
+small n (all |Σ|^n words), by sampling for large n. A head that ties is reported with a
+concrete word, position and the tied key positions. Ties are decided up to a relative tolerance of
 1e-12, which only absorbs float64 rounding of exactly equal scores.
 """
 
@@ -13,15 +14,15 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from hardsoft.errors import HardsoftError
-from hardsoft.model.attention import allowed_block
 from hardsoft.model.spec import eval_tau
-from hardsoft.model.transformer import Transformer
+from hardsoft.model.transformer import Head, Transformer
 
 TIE_TOL = 1e-12
 
@@ -89,12 +90,14 @@ class TielessReport:
         }
 
 
-def is_uniform(head) -> bool:
+def is_uniform(head: Head) -> bool:
     """W_Q = 0 or W_K = 0 exactly (every allowed position scores 0)."""
     return head.spec.d_head == 0 or bool((head.W_Q == 0).all() or (head.W_K == 0).all())
 
 
-def _row_gaps(scores: torch.Tensor, allowed: torch.Tensor | None):
+def _row_gaps(
+    scores: torch.Tensor, allowed: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Per row: (gap, n_tied, has_any). Rows with one allowed position have gap inf."""
     s = scores if allowed is None else scores.masked_fill(~allowed, -math.inf)
     top = s.amax(dim=-1, keepdim=True)
@@ -127,28 +130,34 @@ def check_words(
         for ell, block in enumerate(model.blocks):
             for hi, head in enumerate(block.heads):
                 hc = by_pos[(ell, hi)]
-                if hc.kind == "uniform":
-                    continue
-                q, k = tr[f"blocks.{ell}.attn.{hi}.q"], tr[f"blocks.{ell}.attn.{hi}.k"]
-                scale = head.score_scale(n) if head.spec.weighting == "softmax" else 1.0
-                for r0 in range(0, n, 1024):
-                    r1 = min(n, r0 + 1024)
-                    sc = (q[:, r0:r1] @ k.transpose(-1, -2)) * scale
-                    allowed = allowed_block(head.spec.mask, r0, r1, 0, n, sc.device)
-                    gap, n_tied, has, tied = _row_gaps(sc, allowed)
-                    gap = torch.where(has, gap, torch.full_like(gap, math.inf))
-                    g = float(gap.min())
-                    hc.gaps[n] = min(hc.gaps.get(n, math.inf), g)
-                    if hc.tie is None and bool((n_tied > 1).any()):
-                        b, i = (int(v) for v in torch.nonzero(n_tied > 1)[0])
-                        js = torch.nonzero(tied[b, i])[:, 0].tolist()
-                        hc.kind = "tied"
-                        hc.tie = {
-                            "word": part[b],
-                            "position": r0 + i + 1,
-                            "tied_keys": [j + 1 for j in js][:10],
-                            "score": float(sc[b, i, js[0]]),
-                        }
+                if hc.kind != "uniform":
+                    q, k = tr[f"blocks.{ell}.attn.{hi}.q"], tr[f"blocks.{ell}.attn.{hi}.k"]
+                    _check_head(hc, head, q, k, part)
+
+
+def _check_head(
+    hc: HeadCheck, head: Head, q: torch.Tensor, k: torch.Tensor, part: list[str]
+) -> None:
+    """One head's gaps on a batch from its traced queries and keys, through the head's own
+    scores and allowed pairs (:meth:`Head.scores`, :meth:`Head.allowed`), by blocks of rows."""
+    n = q.shape[1]
+    for r0 in range(0, n, 1024):
+        r1 = min(n, r0 + 1024)
+        sc = head.scores(q[:, r0:r1], k, n)
+        allowed = head.allowed(torch.arange(r0, r1, device=sc.device), n)
+        gap, n_tied, has, tied = _row_gaps(sc, allowed)
+        gap = torch.where(has, gap, torch.full_like(gap, math.inf))
+        hc.gaps[n] = min(hc.gaps.get(n, math.inf), float(gap.min()))
+        if hc.tie is None and bool((n_tied > 1).any()):
+            b, i = (int(v) for v in torch.nonzero(n_tied > 1)[0])
+            js = torch.nonzero(tied[b, i])[:, 0].tolist()
+            hc.kind = "tied"
+            hc.tie = {
+                "word": part[b],
+                "position": r0 + i + 1,
+                "tied_keys": [j + 1 for j in js][:10],
+                "score": float(sc[b, i, js[0]]),
+            }
 
 
 def new_head_checks(model: Transformer, meta_heads: list[dict] | None = None) -> list[HeadCheck]:
@@ -167,7 +176,7 @@ def all_words(alphabet: tuple[str, ...], n: int) -> list[str]:
     return ["".join(t) for t in itertools.product(alphabet, repeat=n)]
 
 
-def check_model(
+def check_tieless(
     model: Transformer,
     *,
     exhaustive_up_to: int = 6,
@@ -197,7 +206,7 @@ def check_model(
 
 def sample_words(
     language_name: str | None,
-    alphabet,
+    alphabet: Sequence[str],
     n: int,
     count: int,
     seed: int,
