@@ -56,7 +56,7 @@ def test_run_json_shape_matches_the_model(model_file: Path, tmp_path: Path) -> N
         (["run", "{model}", "--input", "01x"], "symbol 'x' at position 3"),
         (["run", "{tmp}/missing.safetensors", "--input", "0"], "no such file"),
         (["run", "{model}"], "no input"),
-        (["run", "{model}", "--input-file", "{tmp}/nope.txt"], "cannot read input file"),
+        (["run", "{model}", "--input-file", "{tmp}/nope.txt"], "nope.txt': no such file"),
         (["run", "{model}", "--bogus"], "No such option"),
         (["random-model", "-o", "{tmp}/x.safetensors", "--weighting", "max"], "unknown weighting"),
         (["random-model", "-o", "{tmp}/x.safetensors", "--alphabet", ""], "alphabet is empty"),

@@ -206,6 +206,7 @@ def test_certificate_names_the_theorem_of_every_head() -> None:
         masks="nonstrict",
     )
     heads = model.meta["certificate"]["heads"]
+    assert "Thm. 15" in model.meta["certificate"]["constructions"]["S/U/P/F"]
     cited = {h["gadget"]: h["theorem"] for h in heads}
     assert all(h["theorem"].startswith("Yang et al. (2026) ") for h in heads)
     assert "Prop. 11a" in cited["first"] and "Prop. 11b" in cited["last"]

@@ -20,6 +20,7 @@ Exhaustive lengths run all ``|Σ|^n`` strings of a length in batched forward pas
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.model.fastpath import head_paths
 from hardsoft.model.transformer import Transformer
@@ -50,7 +52,7 @@ def model_outputs(
     ids: np.ndarray,
     *,
     batch_size: int = 256,
-    chunk_size: int | None = None,
+    chunk_size: int | str | None = None,
 ) -> np.ndarray:
     """The model's outputs ``[B, n, d_out]`` (numpy) on token ids ``[B, n]``, batched.
     ``chunk_size`` None means the model's "auto" policy (heads without a fast path stream in
@@ -127,10 +129,16 @@ def _predict(outputs: np.ndarray, binary: bool) -> tuple[np.ndarray, np.ndarray]
     return np.rint(value).astype(np.int64), value
 
 
-def _batch_size_for(model: Transformer, n: int) -> int:
-    """Keep a batch's activations around 2·10^7 numbers (and at least one string)."""
+def _batch_size_for(model: Transformer, n: int, chunk_size: int | str | None = None) -> int:
+    """Keep a batch's activations around 2·10^7 numbers (and at least one string), and its
+    estimated forward pass within half the available memory."""
     per = max(1, n * max(model.spec.d_model, 1) + n * n)
-    return int(max(1, min(4096, 20_000_000 // per)))
+    size = int(max(1, min(4096, 20_000_000 // per)))
+    one = memory.forward_bytes(model.spec, 1, n, model.W_E.element_size(), chunk_size)
+    available = memory.available_bytes(str(model.device))
+    if available is not None and one > 0:
+        size = max(1, min(size, int(available // 2 // one)))
+    return size
 
 
 def check_model(
@@ -143,7 +151,7 @@ def check_model(
     seed: int = 0,
     max_exhaustive: int = 1 << 16,
     sampler: Callable[[int, int, np.random.Generator], np.ndarray] | None = None,
-    chunk_size: int | None = None,
+    chunk_size: int | str | None = None,
     progress: Callable[[str], None] | None = None,
     readout: str = "auto",
 ) -> dict[str, Any]:
@@ -158,15 +166,28 @@ def check_model(
     ``attention_paths`` (per length, the attention path of each head: dense, chunked or a fast
     path of :mod:`hardsoft.model.fastpath`) and ``seconds``.
     """
-    if exhaustive_max_n < 0:
-        raise HardsoftError("--exhaustive-max-n must be >= 0")
+    exhaustive_max_n = validate.nonneg_int(exhaustive_max_n, "exhaustive_max_n")
+    random_n = [validate.positive_int(n, "random_n") for n in random_n]
+    if random_n:
+        samples = validate.positive_int(samples, "samples")
+    seed = validate.seed(seed)
+    max_exhaustive = validate.positive_int(max_exhaustive, "max_exhaustive")
     if readout not in READOUTS:
         raise HardsoftError(f"unknown readout {readout!r} (one of {', '.join(READOUTS)})")
-    if samples < 1 and random_n:
-        raise HardsoftError("--samples must be >= 1")
-    if any(n < 1 for n in random_n):
-        raise HardsoftError("random lengths must be >= 1")
     k = len(model.spec.alphabet)
+    per_symbol = 48 + 8 * model.spec.d_out  # ids, reference, predictions, outputs (bytes)
+    largest = [(samples, n) for n in random_n]
+    if exhaustive_max_n:
+        n = exhaustive_max_n
+        largest.append((min(max_exhaustive, k**n) if n * math.log2(k) < 64 else max_exhaustive, n))
+    itemsize = model.W_E.element_size()
+    for count, n in largest:
+        memory.require(count * n * per_symbol, f"checking {count} strings of length {n}")
+        memory.require(
+            memory.forward_bytes(model.spec, 1, n, itemsize, chunk_size),
+            f"a forward pass on 1 input(s) of length {n}",
+            str(model.device),
+        )
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     report: dict[str, Any] = {
@@ -250,7 +271,7 @@ def _check_batch(
     reference: Reference,
     ids: np.ndarray,
     report: dict[str, Any],
-    chunk_size: int | None,
+    chunk_size: int | str | None,
     readout: str = "auto",
 ) -> None:
     n = ids.shape[1]
@@ -258,7 +279,8 @@ def _check_batch(
     if ref.shape[:2] != ids.shape or ref.ndim != (3 if readout == "outputs" else 2):
         raise HardsoftError(f"reference has shape {ref.shape}, expected {ids.shape}")
     ref = ref.astype(np.int64)
-    out = model_outputs(model, ids, batch_size=_batch_size_for(model, n), chunk_size=chunk_size)
+    batch = _batch_size_for(model, n, chunk_size)
+    out = model_outputs(model, ids, batch_size=batch, chunk_size=chunk_size)
     pred, ref3, valid, err, shown, cols = _read(model, out, ref, readout)
     wrong = ((pred != ref3) & valid).any(-1)
     checked = valid.any(-1)

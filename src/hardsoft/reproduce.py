@@ -19,10 +19,11 @@ from typing import Any
 import torch
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from hardsoft import __version__
+from hardsoft import __version__, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.experiments import Context, Experiment, all_experiments
 from hardsoft.report import ResultStore, write_report
+from hardsoft.report.store import store_lock
 
 
 def git_commit() -> str | None:
@@ -112,41 +113,15 @@ def _outcomes(
         yield exps[k], (value if state == "ok" else {"error": value, "traceback": ""})
 
 
-def reproduce(
-    out: Path,
-    *,
-    quick: bool = True,
-    only: list[str] | None = None,
-    force: bool = False,
-    seed: int = 0,
-    device: str = "cpu",
-    show_progress: bool = True,
-    executor: str = "local",
-    address: str | None = None,
-) -> dict[str, Any]:
-    """Run the experiments into ``out`` and rebuild ``out/index.html`` and ``out/report.md``.
-
-    ``executor="ray"`` runs them as Ray tasks (a local Ray, or the cluster at ``address``,
-    whose workers must see ``out``)."""
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise HardsoftError("--device cuda was requested but no CUDA device is available")
-    mode = "quick" if quick else "full"
-    out = Path(out)
-    exps = select(only)
-    if executor != "local" or address:
-        from hardsoft.learn.executors import make_executor
-
-        make_executor(executor, address=address)  # validate before anything runs
+def _run_locked(
+    out: Path, exps: list[Experiment], mode: str, ctx: Context, force: bool, show_progress: bool
+) -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]]]:
+    """Run the experiments whose stored record is not current (same experiment and package
+    version, mode, seed and device), store them, rebuild the report; the lock is held."""
     store = ResultStore(out / "results.sqlite")
-    ctx = Context(
-        quick=quick,
-        figures_dir=out.absolute() / "figures",
-        seed=seed,
-        device=device,
-        executor=executor,
-        address=address,
-    )
-    ran, skipped, failed = [], [], []
+    ran: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    failed: list[dict[str, Any]] = []
     try:
         with Progress(
             TextColumn("[bold]{task.description}"),
@@ -159,7 +134,10 @@ def reproduce(
             task = progress.add_task("reproduce", total=len(exps))
             pending = []
             for exp in exps:
-                if not force and store.is_current(exp.name, mode, exp.version, __version__):
+                current = store.is_current(
+                    exp.name, mode, exp.version, __version__, seed=ctx.seed, device=ctx.device
+                )
+                if current and not force:
                     skipped.append(exp.name)
                     progress.advance(task)
                 else:
@@ -186,6 +164,45 @@ def reproduce(
         write_report(out, records, title=f"hardsoft report ({mode})")
     finally:
         store.close()
+    return ran, skipped, failed
+
+
+def reproduce(
+    out: Path,
+    *,
+    quick: bool = True,
+    only: list[str] | None = None,
+    force: bool = False,
+    seed: int = 0,
+    device: str = "cpu",
+    show_progress: bool = True,
+    executor: str = "local",
+    address: str | None = None,
+) -> dict[str, Any]:
+    """Run the experiments into ``out`` and rebuild ``out/index.html`` and ``out/report.md``.
+
+    ``executor="ray"`` runs them as Ray tasks (a local Ray, or the cluster at ``address``,
+    whose workers must see ``out``). The run folder is locked for the duration (a second
+    ``reproduce`` into it is refused: :func:`hardsoft.report.store.store_lock`)."""
+    device = validate.device(device)
+    seed = validate.seed(seed)
+    mode = "quick" if quick else "full"
+    out = validate.output_dir(out, "out")
+    exps = select(only)
+    if executor != "local" or address:
+        from hardsoft.learn.executors import make_executor
+
+        make_executor(executor, address=address)  # validate before anything runs
+    ctx = Context(
+        quick=quick,
+        figures_dir=out.absolute() / "figures",
+        seed=seed,
+        device=device,
+        executor=executor,
+        address=address,
+    )
+    with store_lock(out):
+        ran, skipped, failed = _run_locked(out, exps, mode, ctx, force, show_progress)
     return {
         "out": str(out),
         "mode": mode,

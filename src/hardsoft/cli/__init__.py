@@ -12,6 +12,7 @@ os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
 import importlib  # noqa: E402
 import sys  # noqa: E402
+from typing import NoReturn  # noqa: E402
 
 import typer  # noqa: E402
 
@@ -58,22 +59,71 @@ def _load_commands() -> None:
 _load_commands()
 
 
-def main() -> None:
-    """Entry point: run the app; user errors become one line ``error: ...`` and exit code 2."""
+EXIT_OK = 0
+EXIT_NEGATIVE = 1
+"""A negative result: check found a mismatch, a sensitivity bound was violated, an experiment
+failed. The command ran correctly; its answer is "no"."""
+EXIT_USAGE = 2
+"""Bad input: an option, a file, a formula, a size that cannot fit. One line ``error: ...``."""
+EXIT_INTERNAL = 3
+"""A bug in hardsoft (an exception no check anticipated). One line; HARDSOFT_DEBUG=1 shows the
+traceback."""
+EXIT_INTERRUPTED = 130
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    lines = message.strip().splitlines() or [""]
+    print(f"error: {lines[0]}" if lines[0] else "error: bad usage", file=sys.stderr)
+    for line in lines[1:]:
+        print(line, file=sys.stderr)
+    sys.exit(code)
+
+
+def _usage_message(exc: Exception) -> str:
+    """click's usage errors (a bad option, a missing argument, a missing command), one line."""
+    text = str(exc.format_message()).strip()  # type: ignore[attr-defined]
+    if not text:
+        return "give a command (the list is above; --help shows it again)"
+    return " ".join(text.split())
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """numpy's MemoryError, torch's CPU allocator failure or a CUDA out-of-memory error:
+    what the memory estimates (hardsoft.memory) did not foresee."""
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+        return True
+    return isinstance(exc, RuntimeError) and "can't allocate memory" in str(exc)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point. Exit codes (docs/errors.md): 0 success, 1 a negative result, 2 a usage
+    error (one line ``error: ...``), 3 an internal error, 130 interrupted."""
     try:
         from hardsoft.runtime import configure_threads
 
         configure_threads()
-        rc = app(standalone_mode=False)
+        rc = app(args=argv, prog_name="hardsoft", standalone_mode=False)
     except HardsoftError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+        _fail(str(exc), EXIT_USAGE)
     except (typer.Exit, typer.Abort) as exc:
-        sys.exit(getattr(exc, "exit_code", 1))
+        sys.exit(getattr(exc, "exit_code", EXIT_NEGATIVE))
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        # the reader went away (| head): not an error of ours; silence the flush at exit
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        sys.exit(EXIT_OK)
     except Exception as exc:
-        # click's usage errors (bad option, missing argument): one line, exit code 2
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
-            print(f"error: {exc.format_message()}", file=sys.stderr)
-            sys.exit(exc.exit_code or 2)
-        raise
-    sys.exit(rc if isinstance(rc, int) else 0)
+            _fail(_usage_message(exc), exc.exit_code or EXIT_USAGE)
+        if os.environ.get("HARDSOFT_DEBUG"):
+            raise  # also what the memory estimates missed: the tests want to see it
+        if _out_of_memory(exc):
+            _fail("out of memory: the request is larger than this machine can hold", EXIT_USAGE)
+        _fail(
+            f"internal error, please report it: {type(exc).__name__}: "
+            f"{' '.join(str(exc).split())[:300]} (HARDSOFT_DEBUG=1 shows the traceback)",
+            EXIT_INTERNAL,
+        )
+    sys.exit(rc if isinstance(rc, int) else EXIT_OK)

@@ -6,10 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
 from hardsoft.cli import app
-from hardsoft.cli.common import console, err_console, parse_int_list, print_json
+from hardsoft.cli.common import (
+    chunk_arg,
+    chunk_size_option,
+    console,
+    device_option,
+    err_console,
+    int_option,
+    parse_int_list,
+    path_argument,
+    print_json,
+    seed_option,
+)
 from hardsoft.errors import HardsoftError
 
 
@@ -41,6 +51,18 @@ def formula_options(values: list[str], names: tuple[str, ...]) -> str | dict[str
     return out
 
 
+def _expand_named(given: str | dict[str, str]) -> str | dict[str, str]:
+    """``@NAME`` stands for a named formula, as in ``hardsoft eval``."""
+    from hardsoft.logic.library import get_formula
+
+    def one(text: str) -> str:
+        return get_formula(text[1:]).text if text.startswith("@") else text
+
+    if isinstance(given, str):
+        return one(given)
+    return {name: one(text) for name, text in given.items()}
+
+
 def _symbol(index: int, model) -> str:
     """A symbol readout's value as text: the symbol, none, or invalid (several at 1)."""
     if index >= 0:
@@ -50,27 +72,27 @@ def _symbol(index: int, model) -> str:
 
 @app.command("check")
 def check_cmd(
-    model_path: Path = typer.Argument(..., metavar="MODEL", help="A .safetensors model file."),
+    model_path: Path = path_argument("MODEL", "A .safetensors model file."),
     formula: list[str] = typer.Option(
         None,
         "--formula",
         "-f",
-        help="Compare with this formula; for a model with named outputs, NAME=FORMULA once "
-        "per output (repeat the option).",
+        help="Compare with this formula (or a named one, @NAME); for a model with named "
+        "outputs, NAME=FORMULA once per output (repeat the option).",
     ),
     language: str = typer.Option(
         None, "--language", "-l", help="Compare with this language's prefix oracle (or task)."
     ),
-    exhaustive_max_n: int = typer.Option(
-        12, "--exhaustive-max-n", help="Check every string up to this length."
+    exhaustive_max_n: int = int_option(
+        12, "--exhaustive-max-n", lo=0, help="Check every string up to this length."
     ),
     random_n: str = typer.Option(
         "100,1000,10000", "--random-n", help="Comma-separated lengths of random strings."
     ),
-    samples: int = typer.Option(200, "--samples", help="Random strings per random length."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random strings."),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
-    chunk_size: int = typer.Option(None, "--chunk-size", help="Stream attention in blocks."),
+    samples: int = int_option(200, "--samples", lo=1, help="Random strings per random length."),
+    seed: int = seed_option(help="Seed of the random strings (0 <= seed < 2^64)."),
+    device: str = device_option(),
+    chunk_size: int = chunk_size_option(),
     dense: bool = typer.Option(
         False, "--dense", help="Dense reference attention in every head (no fast paths)."
     ),
@@ -89,21 +111,19 @@ def check_cmd(
 
     if (not formula) == (language is None):
         raise HardsoftError("give exactly one of --formula and --language")
-    lengths = parse_int_list(random_n, "--random-n") if random_n.strip() else []
-    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
-        raise HardsoftError(f"unknown device {device!r} (cpu or cuda)")
+    lengths = parse_int_list(random_n, "--random-n", lo=1) if random_n.strip() else []
     model = load_model(model_path, device=device)
     options = dict(
         exhaustive_max_n=exhaustive_max_n,
         random_n=lengths,
         samples=samples,
         seed=seed,
-        chunk_size=chunk_size,
+        chunk_size=chunk_arg(chunk_size),
         progress=None if as_json else (lambda msg: err_console.print(msg)),
     )
     with fast_paths("off" if dense else "auto"):
         if formula:
-            given = formula_options(formula, tuple(model.spec.output_names))
+            given = _expand_named(formula_options(formula, tuple(model.spec.output_names)))
             report = check_formula(model, given, **options)
             report["reference"] = {"formula": given}
         else:
@@ -127,10 +147,8 @@ def check_cmd(
             elif "read" in fm:
                 expected, got = f"{fm['read']} = {expected}", f"{fm['read']} = {got}"
             console.print(
-                escape(
-                    f"first mismatch: {word!r} (n = {fm['n']}) at position {fm['position']}: "
-                    f"expected {expected}, got {got} (output {fm['output']:.6g})"
-                )
+                f"first mismatch: {word!r} (n = {fm['n']}) at position {fm['position']}: "
+                f"expected {expected}, got {got} (output {fm['output']:.6g})"
             )
     if report["mismatches"]:
         raise typer.Exit(1)

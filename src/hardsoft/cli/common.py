@@ -1,17 +1,32 @@
-"""Helpers shared by the command modules: JSON output and option parsing."""
+"""Helpers shared by the command modules: consoles, JSON output, and the option-validation layer.
+
+**Options.** Every numeric, seed, device and path option of every command is declared through
+the factories below (``seed_option()``, ``int_option(..., lo=1)``, ``float_option(...)``,
+``output_file_option()``, ...). Each attaches a callback that runs the matching check of
+:mod:`hardsoft.validate` (the same checks the Python API runs) while the command line is parsed,
+so a bad value is one line ``error: --chunk-size must be >= 0, got -1`` and exit code 2 before
+any work starts. A new command gets the same behaviour by using the factories.
+
+**Printing.** ``console`` and ``err_console`` never interpret rich markup: user text (an
+alphabet ``[/]``, a path, a formula) is printed as it is. Style with ``style=`` instead.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import typer
 from rich.console import Console
 
+from hardsoft import validate
 from hardsoft.errors import HardsoftError
 
-console = Console()
-err_console = Console(stderr=True)
+console = Console(markup=False, highlight=False)
+err_console = Console(stderr=True, markup=False, highlight=False)
 
 
 def _jsonable(obj: Any) -> Any:
@@ -21,6 +36,8 @@ def _jsonable(obj: Any) -> Any:
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_jsonable(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
     if hasattr(obj, "tolist"):
         return _jsonable(obj.tolist())
     if hasattr(obj, "item") and callable(obj.item):
@@ -33,12 +50,145 @@ def print_json(obj: Any) -> None:
     print(json.dumps(_jsonable(obj), indent=None, sort_keys=False))
 
 
-def parse_int_list(text: str, option: str) -> list[int]:
-    """Parse ``"16,32,64"`` into integers; a bad entry is a one-line error naming ``option``."""
+# ------------------------------------------------------------------ list options
+
+
+MAX_LIST = 10_000
+"""Most values a comma-separated list option (or an 'a,b,...,c' range) may expand to."""
+
+
+def parse_int_list(text: str, option: str, *, lo: int | None = None) -> list[int]:
+    """Parse ``"16,32,64"`` into integers (each >= ``lo``); a bad entry is a one-line error
+    naming ``option``."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if len(parts) > MAX_LIST:
+        raise HardsoftError(f"{option} has {len(parts)} values (at most {MAX_LIST})")
     try:
-        values = [int(part) for part in text.split(",") if part.strip()]
+        values = [int(part) for part in parts]
     except ValueError:
         raise HardsoftError(f"{option} expects comma-separated integers, got {text!r}") from None
     if not values:
         raise HardsoftError(f"{option} is empty")
+    for v in values:
+        validate.integer(v, option, lo=lo)
     return values
+
+
+# ------------------------------------------------------------------ the option factories
+
+
+def option_name(param: Any) -> str:
+    """How the user spelled a parameter: its long option (``--chunk-size``) or, for an
+    argument, its metavar (``MODEL``)."""
+    if getattr(param, "param_type_name", "") == "argument":
+        return str(param.metavar or param.name.upper())
+    opts = list(getattr(param, "opts", ()))
+    long = [o for o in opts if o.startswith("--")]
+    return (long or opts or [str(param.name)])[0]
+
+
+def checked(check: Callable[..., Any], **kwargs: Any) -> Callable[[Any, Any, Any], Any]:
+    """A typer callback running ``check(value, option_name, **kwargs)`` (None passes)."""
+
+    def callback(ctx: Any, param: Any, value: Any) -> Any:
+        if value is None or getattr(ctx, "resilient_parsing", False):
+            return value
+        return check(value, option_name(param), **kwargs)
+
+    return callback
+
+
+def seed_option(default: int = 0, help: str = "Random seed (0 <= seed < 2^64).") -> Any:
+    """``--seed``: an integer in [0, 2^64)."""
+    return typer.Option(default, "--seed", help=help, callback=checked(validate.seed))
+
+
+def device_option(help: str = "cpu, cuda or cuda:K (must exist on this machine).") -> Any:
+    """``--device``: cpu, or a CUDA device that exists here."""
+    return typer.Option("cpu", "--device", help=help, callback=checked(validate.device))
+
+
+def chunk_size_option(
+    help: str = "Attention block size (default: auto; 0: never stream).",
+) -> Any:
+    """``--chunk-size``: None (auto), 0 (never) or a block size >= 1; see :func:`chunk_arg`."""
+    return typer.Option(None, "--chunk-size", help=help, callback=checked(validate.nonneg_int))
+
+
+def chunk_arg(value: int | None) -> int | str | None:
+    """The library's ``chunk_size`` for the CLI's ``--chunk-size``: unset -> "auto", 0 -> None
+    (never stream), k -> k."""
+    if value is None:
+        return validate.AUTO
+    return value or None
+
+
+def int_option(
+    default: Any, *names: str, lo: int | None = None, hi: int | None = None, help: str = ""
+) -> Any:
+    """An integer option in ``[lo, hi]`` (either bound optional)."""
+    return typer.Option(
+        default, *names, help=help, callback=checked(validate.integer, lo=lo, hi=hi)
+    )
+
+
+def float_option(
+    default: Any,
+    *names: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+    hi_open: bool = False,
+    help: str = "",
+) -> Any:
+    """A finite float option in the given interval (NaN and inf are always refused)."""
+    check = checked(validate.real, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
+    return typer.Option(default, *names, help=help, callback=check)
+
+
+def output_file_option(
+    *names: str, required: bool = True, help: str = "Where to write the file."
+) -> Any:
+    """An output file (``-o``): not empty, not a folder, in a writable place. The raw text is
+    checked (``parser=str``), so ``-o ""`` is named as empty rather than read as ``.``."""
+    return typer.Option(
+        ... if required else None,
+        *(names or ("-o", "--out")),
+        help=help,
+        parser=str,
+        callback=checked(validate.output_file),
+    )
+
+
+def output_dir_option(
+    *names: str, default: Any = ..., help: str = "The output folder (created if needed)."
+) -> Any:
+    """An output folder: not empty, not an existing file, writable."""
+    return typer.Option(
+        default if default is ... or default is None else str(default),
+        *(names or ("-o", "--out")),
+        help=help,
+        parser=str,
+        callback=checked(validate.output_dir),
+    )
+
+
+def input_file_option(*names: str, help: str = "A file with one input per line.") -> Any:
+    """An input file: exists, is a file (not a folder), readable."""
+    return typer.Option(
+        None,
+        *(names or ("--input-file",)),
+        help=help,
+        parser=str,
+        callback=checked(validate.input_file),
+    )
+
+
+def path_argument(metavar: str, help: str) -> Any:
+    """A required path argument (a model file, a run folder): not empty. Existence and kind
+    are checked by the loader, which names the file."""
+    return typer.Argument(..., metavar=metavar, help=help, parser=str, callback=checked(_path_arg))
+
+
+def _path_arg(value: Any, name: str) -> Path:
+    return Path(validate.path_text(value, name))

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
 
+from hardsoft import validate
 from hardsoft.cli import app
-from hardsoft.cli.common import console, print_json
+from hardsoft.cli.common import console, int_option, output_file_option, print_json
 from hardsoft.errors import HardsoftError
 
 if TYPE_CHECKING:
@@ -26,12 +26,12 @@ def _resolve_formula(
     name = text[1:] if text.startswith("@") else text
     if name in FORMULAS:
         entry = FORMULAS[name]
-        return entry.text, alphabet or entry.alphabet
+        return entry.text, "".join(validate.alphabet(alphabet or entry.alphabet, "--alphabet"))
     if text.startswith("@"):
         raise HardsoftError(f"unknown named formula {name!r} (known: {', '.join(FORMULAS)})")
     if not alphabet and need_alphabet:
         raise HardsoftError("give the alphabet with --alphabet (e.g. --alphabet 01)")
-    return text, alphabet or ""
+    return text, "".join(validate.alphabet(alphabet, "--alphabet")) if alphabet else ""
 
 
 def parse_outputs(specs: list[str], alphabet: str | None) -> tuple[list[tuple[str, str]], str]:
@@ -54,7 +54,7 @@ def parse_outputs(specs: list[str], alphabet: str | None) -> tuple[list[tuple[st
             alphabets.add(alpha)
         pairs.append((name, text))
     if alphabet:
-        return pairs, alphabet
+        return pairs, "".join(validate.alphabet(alphabet, "--alphabet"))
     if len(alphabets) != 1:
         raise HardsoftError("give the alphabet with --alphabet (e.g. --alphabet 01)")
     return pairs, alphabets.pop()
@@ -62,10 +62,10 @@ def parse_outputs(specs: list[str], alphabet: str | None) -> tuple[list[tuple[st
 
 def print_certificate(cert: dict) -> None:
     """A human-readable summary of a certificate."""
-    console.print(escape(f"formula    {cert['formula']}   ({cert['fragment']})"))
+    console.print(f"formula    {cert['formula']}   ({cert['fragment']})")
     if len(cert.get("outputs", [])) > 1 or (cert.get("outputs") and cert["outputs"][0]["name"]):
         for o in cert["outputs"]:
-            console.print(escape(f"output {o['output_coordinate']}   {o['name']} = {o['formula']}"))
+            console.print(f"output {o['output_coordinate']}   {o['name']} = {o['formula']}")
     console.print(
         f"target     {cert['target']}{' (causal: future masks only)' if cert['causal'] else ''}"
         f"   --masks {cert['masks_mode']}: {', '.join(cert['masks']) or '-'}"
@@ -78,7 +78,7 @@ def print_certificate(cert: dict) -> None:
     feats = ", ".join(
         f"{f['name']}{'' if f['bounded'] else ' (unbounded)'}" for f in cert["position_features"]
     )
-    console.print(escape(f"features   {feats}"))
+    console.print(f"features   {feats}")
     if cert["tau"]:
         for t in cert["tau"]:
             console.print(
@@ -96,10 +96,8 @@ def print_certificate(cert: dict) -> None:
     console.print(f"n-free     computation at position i independent of n: {independent}")
     for h in cert["heads"]:
         console.print(
-            escape(
-                f"head {h['layer']}.{h['head']}   {h['gadget']:<22} {h['weighting']:<9} "
-                f"{h['mask']:<13} {h['theorem']}"
-            )
+            f"head {h['layer']}.{h['head']}   {h['gadget']:<22} {h['weighting']:<9} "
+            f"{h['mask']:<13} {h['theorem']}"
         )
     console.print(
         f"error      max proven head error {cert['max_error_bound']:.3g} "
@@ -129,8 +127,8 @@ def compile_cmd(
         help="strict (the default: any mask, strict-future j < i included) | nonstrict (only "
         "none, future j <= i and past j >= i, as in Yang et al. (2026) and GPT-style decoders).",
     ),
-    out: Path = typer.Option(None, "-o", "--out", help="Write the model (.safetensors)."),
-    n: int = typer.Option(1000, "--n", help="Length at which to evaluate tau(n) and bounds."),
+    out: Path = output_file_option(required=False, help="Write the model (.safetensors)."),
+    n: int = int_option(1000, "--n", lo=1, help="Length at which to evaluate tau(n) and bounds."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Compile FORMULA (or the named --output formulas) into a transformer whose output is the
@@ -139,8 +137,6 @@ def compile_cmd(
     from hardsoft.compile import compile_formula
     from hardsoft.model import save_model
 
-    if n < 1:
-        raise HardsoftError("--n must be >= 1")
     if (formula is None) == (not output):
         raise HardsoftError("give either FORMULA or one or more --output NAME=FORMULA")
     if output:

@@ -8,29 +8,42 @@ import numpy as np
 import typer
 
 from hardsoft.cli import app
-from hardsoft.cli.common import print_json
+from hardsoft.cli.common import (
+    float_option,
+    input_file_option,
+    int_option,
+    output_file_option,
+    path_argument,
+    print_json,
+    seed_option,
+)
 
 
 @app.command("soften")
 def soften_cmd(
-    model_path: Path = typer.Argument(..., metavar="MODEL", help="A hard-attention model file."),
-    out: Path = typer.Option(..., "-o", "--out", help="Where to write the softmax model."),
-    n: int = typer.Option(
+    model_path: Path = path_argument("MODEL", "A hard-attention model file."),
+    out: Path = output_file_option(help="Where to write the softmax model."),
+    n: int = int_option(
         None,
         "--n",
+        lo=1,
         help="Largest length the bound covers (default: the longest --gap-inputs word, or 1000).",
     ),
     gap: str = typer.Option(
         None, "--gap", help="The attention gap of every scored head: a number or expression in n."
     ),
-    gap_inputs: Path = typer.Option(
-        None, "--gap-inputs", help="Measure the gaps exactly on these words (one per line)."
+    gap_inputs: Path = input_file_option(
+        "--gap-inputs", help="Measure the gaps exactly on these words (one per line)."
     ),
-    eps: float = typer.Option(0.25, "--eps", help="Target bound on |softened − hard|, < 1/2."),
-    samples: int = typer.Option(
-        16, "--samples", min=1, help="Words per length when the gap is measured on a sample."
+    eps: float = float_option(
+        0.25,
+        "--eps",
+        help="Target bound on |softened − hard|, 0 < eps < 1/2.",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of that sample."),
+    samples: int = int_option(
+        16, "--samples", lo=1, help="Words per length when the gap is measured on a sample."
+    ),
+    seed: int = seed_option(help="Seed of that sample (0 <= seed < 2^64)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Simulate a hard-attention model by softmax attention with temperature.
@@ -74,8 +87,8 @@ def soften_cmd(
 
 @app.command("harden")
 def harden_cmd(
-    model_path: Path = typer.Argument(..., metavar="MODEL", help="A model with softmax heads."),
-    out: Path = typer.Option(..., "-o", "--out", help="Where to write the hard model."),
+    model_path: Path = path_argument("MODEL", "A model with softmax heads."),
+    out: Path = output_file_option(help="Where to write the hard model."),
     weighting: str = typer.Option(
         "leftmost", "--weighting", help="leftmost, rightmost or average."
     ),

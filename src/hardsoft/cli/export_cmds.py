@@ -8,7 +8,13 @@ from pathlib import Path
 import typer
 
 from hardsoft.cli import app
-from hardsoft.cli.common import console, print_json
+from hardsoft.cli.common import (
+    console,
+    int_option,
+    output_dir_option,
+    path_argument,
+    print_json,
+)
 from hardsoft.errors import HardsoftError
 
 TARGETS = ("transformer-lens",)
@@ -16,12 +22,12 @@ TARGETS = ("transformer-lens",)
 
 @app.command("export")
 def export_cmd(
-    model_path: Path = typer.Argument(..., metavar="MODEL", help="A .safetensors model."),
+    model_path: Path = path_argument("MODEL", "A .safetensors model."),
     to: str = typer.Option("transformer-lens", "--to", help="The format: transformer-lens."),
-    n_ctx: int = typer.Option(
-        ..., "--n-ctx", help="Context length: the position table covers positions 1..N."
+    n_ctx: int = int_option(
+        ..., "--n-ctx", lo=1, help="Context length: the position table covers positions 1..N."
     ),
-    out: Path = typer.Option(..., "-o", "--out", help="Output folder (created if missing)."),
+    out: Path = output_dir_option(help="Output folder (created if missing)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Write MODEL as TransformerLens's config.json and model.safetensors (a HookedTransformer

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import typer
 
+from hardsoft import memory
 from hardsoft.cli import app
-from hardsoft.cli.common import console, print_json
+from hardsoft.cli.common import console, float_option, int_option, print_json, seed_option
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import (
     Language,
@@ -64,31 +66,30 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON 
 @language_app.command("sample")
 def sample_cmd(
     name: str = typer.Argument(..., metavar="NAME", help="A language, task or process name."),
-    n: int = typer.Option(..., "--n", help="String length (prefix length for a process)."),
-    count: int = typer.Option(10, "--count", help="How many strings."),
-    p: float = typer.Option(None, "--p", help="Process parameter (processes only)."),
+    n: int = int_option(..., "--n", lo=0, help="String length (prefix length for a process)."),
+    count: int = int_option(10, "--count", lo=0, help="How many strings."),
+    p: float = float_option(None, "--p", help="Process parameter (processes only)."),
     balanced: bool = typer.Option(
         False, "--balanced", help="Half members, half near-miss non-members (languages only)."
     ),
     uniform_negatives: bool = typer.Option(
         False, "--uniform-negatives", help="With --balanced: uniform non-members, not near misses."
     ),
-    min_length: int = typer.Option(
+    min_length: int = int_option(
         None,
         "--min-length",
+        lo=0,
         help="Process: condition on |X| >= this (default n; n+1 = strictly longer than n).",
     ),
-    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    seed: int = seed_option(),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Sample strings of length N: uniform (default), balanced (--balanced), or from a process.
 
     For a process (parity-process, dyck2-process) the strings are exact draws of the first N
     symbols of a string X conditioned on |X| >= N (or --min-length)."""
-    if n < 0:
-        raise HardsoftError(f"--n must be >= 0, got {n}")
-    if count < 0:
-        raise HardsoftError(f"--count must be >= 0, got {count}")
+    # the words as Python strings and as int64 token rows, plus per-position targets/labels
+    memory.require(count * (n + 64) * 24, f"sampling {count} strings of length {n}")
     rng = np.random.default_rng(seed)
     if is_process(name):
         if p is None:
@@ -139,6 +140,9 @@ def _sample_process(
 ) -> None:
     """Exact draws of X_{1:n} given |X| >= min_length, with their log-probabilities (n <= 2000)."""
     proc = get_process(name, p)
+    m = n if min_length is None else max(min_length, n)
+    # the exact sampler keeps about sqrt(m) checkpoints of a length-m DP vector
+    memory.require(8 * (math.isqrt(m) + 2) * (m + 2), f"the exact DP for length {m}")
     words = proc.sample_prefixes(n, count, rng, min_length=min_length)
     m = n if min_length is None else min_length
     logs = [proc.log_prefix_probability(w, m) for w in words] if n <= 2000 else None

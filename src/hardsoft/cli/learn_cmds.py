@@ -8,36 +8,45 @@ import typer
 from rich.table import Table
 
 from hardsoft.cli import app
-from hardsoft.cli.common import console, print_json
+from hardsoft.cli.common import (
+    console,
+    device_option,
+    float_option,
+    int_option,
+    output_dir_option,
+    path_argument,
+    print_json,
+    seed_option,
+)
 from hardsoft.errors import HardsoftError
 
 
 @app.command("train")
 def train_cmd(
-    out: Path = typer.Option(..., "-o", "--out", help="The run folder (created or resumed)."),
+    out: Path = output_dir_option(help="The run folder (created or resumed)."),
     language: str = typer.Option("parity", "--language", help="parity or dyck2."),
     arch: str = typer.Option("transformer", "--arch", help="transformer or lstm."),
-    p: float = typer.Option(None, "--p", help="Process parameter (default 0.5 / 0.3)."),
-    max_n: int = typer.Option(40, "--max-n", min=1, help="Longest training prefix."),
-    min_n: int = typer.Option(1, "--min-n", min=1, help="Shortest training prefix."),
-    steps: int = typer.Option(2000, "--steps", min=0),
-    batch_size: int = typer.Option(32, "--batch-size", min=1),
-    lr: float = typer.Option(3e-3, "--lr"),
-    weight_decay: float = typer.Option(0.01, "--weight-decay"),
-    warmup: int = typer.Option(100, "--warmup", min=0),
+    p: float = float_option(None, "--p", help="Process parameter (default 0.5 / 0.3)."),
+    max_n: int = int_option(40, "--max-n", lo=1, help="Longest training prefix."),
+    min_n: int = int_option(1, "--min-n", lo=1, help="Shortest training prefix."),
+    steps: int = int_option(2000, "--steps", lo=0),
+    batch_size: int = int_option(32, "--batch-size", lo=1),
+    lr: float = float_option(3e-3, "--lr", lo=0.0, lo_open=True, help="Learning rate (> 0)."),
+    weight_decay: float = float_option(0.01, "--weight-decay", lo=0.0),
+    warmup: int = int_option(100, "--warmup", lo=0),
     schedule: str = typer.Option("cosine", "--schedule", help="cosine or constant."),
-    seed: int = typer.Option(0, "--seed"),
-    layers: int = typer.Option(2, "--layers", min=1),
-    heads: int = typer.Option(2, "--heads", min=1, help="Transformer heads per layer."),
-    d_model: int = typer.Option(32, "--d-model", min=1, help="Width (LSTM: hidden size)."),
-    d_ff: int = typer.Option(0, "--d-ff", min=0, help="Feed-forward width (0: 2*d_model)."),
+    seed: int = seed_option(),
+    layers: int = int_option(2, "--layers", lo=1),
+    heads: int = int_option(2, "--heads", lo=1, help="Transformer heads per layer."),
+    d_model: int = int_option(32, "--d-model", lo=1, help="Width (LSTM: hidden size)."),
+    d_ff: int = int_option(0, "--d-ff", lo=0, help="Feed-forward width (0: 2*d_model)."),
     features: str = typer.Option(
         "1,1/i,(-1)^i", "--features", help="Comma-separated position features."
     ),
     layer_norm: str = typer.Option("pre", "--layer-norm", help="none, pre or post."),
-    checkpoint_every: int = typer.Option(500, "--checkpoint-every", min=1),
+    checkpoint_every: int = int_option(500, "--checkpoint-every", lo=1),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue a saved run."),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    device: str = device_option(),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Train a next-symbol predictor on exact samples of Hahn's process (exact-target loss).
@@ -88,15 +97,15 @@ def train_cmd(
 
 @app.command("evaluate")
 def evaluate_cmd(
-    run: Path = typer.Argument(..., metavar="RUN", help="A `hardsoft train` run folder."),
+    run: Path = path_argument("RUN", "A `hardsoft train` run folder."),
     lengths: str = typer.Option("1,2,...,256", "--lengths", help="Prefix lengths n."),
-    samples: int = typer.Option(256, "--samples", min=1, help="Prefixes per length."),
+    samples: int = int_option(256, "--samples", lo=1, help="Prefixes per length."),
     generalization: str = typer.Option(
         None,
         "--generalization",
         help="Test lengths for per-token accuracy (e.g. '41,100,...,500'); off by default.",
     ),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    device: str = device_option(),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Cross-entropy by prefix length against the optimal and unigram-chance cross-entropy."""
@@ -105,9 +114,8 @@ def evaluate_cmd(
     from hardsoft.learn.evaluate import majority_baseline
     from hardsoft.learn.train import load_run
 
-    ns = parse_lengths(lengths)
-    if min(ns) < 1:
-        raise HardsoftError("--lengths must be >= 1")
+    ns = parse_lengths(lengths, lo=1)
+    test = parse_lengths(generalization, "--generalization", lo=1) if generalization else None
     cfg, model = load_run(run, device=device)
     process = get_process(cfg.language, cfg.p)
     rows = cross_entropy_by_length(model, process, ns, samples=samples, device=device)
@@ -120,8 +128,7 @@ def evaluate_cmd(
         "rows": [r.to_dict() for r in rows],
         "mean_gap": sum(r.gap for r in rows) / len(rows),
     }
-    if generalization:
-        test = parse_lengths(generalization, "--generalization")
+    if test is not None:
         g = length_generalization(model, process, test, cfg.max_n, device=device)
         base = majority_baseline(process, test, cfg.max_n)
         result["generalization"] = {**g.to_dict(), "baseline": base}
@@ -136,10 +143,10 @@ def evaluate_cmd(
             str(r.n), f"{r.model:.4f}", f"{r.optimal:.4f}", f"{r.unigram:.4f}", f"{r.gap:.4f}"
         )
     console.print(table)
-    if generalization:
-        g = result["generalization"]
+    if test is not None:
+        gen = g.to_dict()
         console.print(
-            f"per-token accuracy on lengths {g['lengths']}: {g['overall']:.3f} "
-            f"(positions beyond {g['train_max']}: {g['beyond']:.3f}; the best constant guess: "
-            f"{g['baseline']:.3f})"
+            f"per-token accuracy on lengths {gen['lengths']}: {gen['overall']:.3f} "
+            f"(positions beyond {gen['train_max']}: {gen['beyond']:.3f}; the best constant guess: "
+            f"{base:.3f})"
         )

@@ -7,29 +7,41 @@ from pathlib import Path
 import typer
 
 from hardsoft.cli import app
-from hardsoft.cli.common import console, print_json
+from hardsoft.cli.common import (
+    console,
+    float_option,
+    int_option,
+    path_argument,
+    print_json,
+    seed_option,
+)
 from hardsoft.errors import HardsoftError
 
 
 @app.command("restrict")
 def restrict_cmd(
-    model_path: Path = typer.Argument(..., metavar="MODEL", help="A .safetensors model file."),
-    n: int = typer.Option(..., "--n", help="Input length."),
+    model_path: Path = path_argument("MODEL", "A .safetensors model file."),
+    n: int = int_option(..., "--n", lo=2, help="Input length (>= 2)."),
     language: str = typer.Option(
         ..., "--language", help="Target: parity-even, parity-odd or dyck<k> (dyck1, dyck2, ...)."
     ),
-    C: float = typer.Option(
-        0.5, "--C", help="Target free fraction (of the positions free at the start)."
+    C: float = float_option(
+        0.5,
+        "--C",
+        lo=0.0,
+        hi=1.0,
+        lo_open=True,
+        help="Target free fraction (of the positions free at the start), in (0, 1].",
     ),
-    k: int = typer.Option(
-        None, "--k", min=0, help="Satisfaction parameter k of the lemma (default: auto)."
+    k: int = int_option(
+        None, "--k", lo=0, help="Satisfaction parameter k of the lemma (default: auto)."
     ),
-    seed: int = typer.Option(0, "--seed"),
-    max_rows: int = typer.Option(
-        1 << 14, "--max-rows", help="Cap on the assignments enumerated per activation."
+    seed: int = seed_option(),
+    max_rows: int = int_option(
+        1 << 14, "--max-rows", lo=1, help="Cap on the assignments enumerated per activation."
     ),
-    flip_trials: int = typer.Option(
-        0, "--flip-trials", min=0, help="Also run this many random flips outside the set."
+    flip_trials: int = int_option(
+        0, "--flip-trials", lo=0, help="Also run this many random flips outside the set."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -47,10 +59,6 @@ def restrict_cmd(
     if not is_target:
         known = ", ".join(restriction_targets())
         raise HardsoftError(f"unknown target {language!r}; use one of {known} (or dyck<k>)")
-    if n < 2:
-        raise HardsoftError(f"--n must be >= 2, got {n}")
-    if not 0 < C <= 1:
-        raise HardsoftError(f"--C must be in (0, 1], got {C}")
     model = load_model(model_path)
     result = restrict(
         model, n, language, params=Params(C=C, k=k, seed=seed, max_rows=max_rows), seed=seed
@@ -67,7 +75,7 @@ def restrict_cmd(
         f"free fraction  {out['free_fraction']:.4f}  "
         f"({out['free_fraction_of_initial']:.4f} of the initially free positions)"
     )
-    console.print(f"dependency set {out['dependency_set']}  (c = {out['c']})", markup=False)
+    console.print(f"dependency set {out['dependency_set']}  (c = {out['c']})")
     console.print("layer  k  c_in  c_out  free: stage1  stage2  stage3  fixes  resamplings/bound")
     for lg in out["layers"]:
         console.print(

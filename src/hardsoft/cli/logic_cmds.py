@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from hardsoft import validate
 from hardsoft.cli import app
 from hardsoft.cli.common import console, print_json
 from hardsoft.errors import HardsoftError
@@ -55,6 +56,8 @@ def eval_cmd(
 ) -> None:
     """Evaluate FORMULA at every position of the input; accept = its value at the last
     position (the empty word is rejected)."""
+    if alphabet is not None:
+        alphabet = "".join(validate.alphabet(alphabet, "--alphabet"))
     formula, named_alphabet = _resolve(formula_text, alphabet)
     alpha = alphabet if alphabet is not None else named_alphabet
     if alpha is not None:
@@ -80,7 +83,7 @@ def eval_cmd(
             }
         )
         return
-    console.print(f"formula:  {to_text(formula)}  [dim]({frag.name})[/dim]", highlight=False)
+    console.print(f"formula:  {to_text(formula)}  ({frag.name})")
     if word:
         width = max(len(str(len(word))), 1)
         console.print(

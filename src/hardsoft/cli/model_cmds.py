@@ -3,31 +3,56 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 import typer
 
+from hardsoft import validate
 from hardsoft.cli import app
-from hardsoft.cli.common import console, print_json
+from hardsoft.cli.common import (
+    chunk_arg,
+    chunk_size_option,
+    console,
+    device_option,
+    float_option,
+    input_file_option,
+    int_option,
+    output_file_option,
+    path_argument,
+    print_json,
+    seed_option,
+)
 from hardsoft.errors import HardsoftError
 from hardsoft.model import MASKS, WEIGHTINGS, load_model, random_model, save_model
 from hardsoft.model.readout import acceptance_of
 
 
-def read_inputs(inputs: list[str] | None, input_file: Path | None) -> list[str]:
-    """Inputs from ``--input`` options and/or a file with one input per line."""
-    words = list(inputs or [])
+def read_inputs(inputs: list[str] | None, input_file: Path | None) -> list[tuple[str, str]]:
+    """Inputs from ``--input`` options and/or a UTF-8 file with one input per line (blank
+    lines skipped), each with where it came from (``--input 2``, ``FILE line 7``) for errors."""
+    words = [(w, f"--input {k}") for k, w in enumerate(inputs or [], 1)]
     if input_file is not None:
-        try:
-            text = input_file.read_text()
-        except OSError as exc:
-            raise HardsoftError(
-                f"cannot read input file {str(input_file)!r}: {exc.strerror}"
-            ) from None
-        words += [line.strip() for line in text.splitlines() if line.strip()]
+        text = validate.read_text(input_file, "--input-file")
+        for k, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                words.append((line.strip(), f"{str(input_file)!r} line {k}"))
     if not words:
         raise HardsoftError("no input: give --input STR or --input-file FILE")
     return words
+
+
+def check_symbols(words: list[tuple[str, str]], alphabet: tuple[str, ...]) -> None:
+    """Every symbol of every input is in ``alphabet``; the error names the input's origin
+    (its line in the input file) and the position."""
+    allowed = set(alphabet)
+    for w, where in words:
+        for i, a in enumerate(w):
+            if a not in allowed:
+                raise HardsoftError(
+                    f"{where}: symbol {a!r} at position {i + 1} is not in the model's "
+                    f"alphabet {''.join(alphabet)!r}"
+                )
 
 
 def symbols_read(out, names: list[str]) -> list[str | None]:
@@ -74,13 +99,11 @@ def _print_result(r: dict) -> None:
 
 @app.command("run")
 def run_cmd(
-    model_path: Path = typer.Argument(..., metavar="MODEL", help="A .safetensors model file."),
+    model_path: Path = path_argument("MODEL", "A .safetensors model file."),
     inputs: list[str] = typer.Option(None, "--input", "-i", help="An input string (repeatable)."),
-    input_file: Path = typer.Option(None, "--input-file", help="A file with one input per line."),
-    chunk_size: int = typer.Option(
-        None, "--chunk-size", min=0, help="Attention block size (default: auto; 0: never)."
-    ),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    input_file: Path = input_file_option(),
+    chunk_size: int = chunk_size_option(),
+    device: str = device_option(),
     dense: bool = typer.Option(
         False, "--dense", help="Dense reference attention in every head (no fast paths)."
     ),
@@ -100,10 +123,12 @@ def run_cmd(
     from hardsoft.check import is_symbol_valued, output_names
     from hardsoft.model.fastpath import fast_paths, head_paths
 
-    words = read_inputs(inputs, input_file)
+    sourced = read_inputs(inputs, input_file)
     model = load_model(model_path, device=device)
+    check_symbols(sourced, model.spec.alphabet)
+    words = [w for w, _ in sourced]
     names = list(output_names(model))
-    chunk = "auto" if chunk_size is None else (chunk_size or None)
+    chunk = chunk_arg(chunk_size)
     outputs: list = [None] * len(words)
     paths: dict[str, dict[str, str]] = {}
     with fast_paths("off" if dense else "auto"):
@@ -114,7 +139,7 @@ def run_cmd(
             if n:
                 paths[str(n)] = head_paths(model)
     readout = acceptance_of(model)
-    results = []
+    results: list[dict[str, Any]] = []
     for w, out in zip(words, outputs):
         values = [[float(v) for v in row] for row in out]
         accept = bool(len(out) and readout.accept(torch.as_tensor(out[-1])))
@@ -130,27 +155,29 @@ def run_cmd(
 
 @app.command("random-model")
 def random_model_cmd(
-    out: Path = typer.Option(..., "-o", "--out", help="Where to write the .safetensors file."),
+    out: Path = output_file_option(help="Where to write the .safetensors file."),
     weighting: str = typer.Option("softmax", help=f"One of {', '.join(WEIGHTINGS)}."),
     mask: str = typer.Option("none", help=f"One of {', '.join(MASKS)}."),
-    layers: int = typer.Option(2, min=0),
-    heads: int = typer.Option(2, min=0),
-    d_model: int = typer.Option(16, "--d-model", min=1),
-    d_ff: int = typer.Option(None, "--d-ff", min=0, help="Default 2*d_model."),
-    alphabet: str = typer.Option("01", help="The symbols, as one string."),
-    tau: str = typer.Option(None, help="Softmax temperature as an expression in n."),
+    layers: int = int_option(2, "--layers", lo=0),
+    heads: int = int_option(2, "--heads", lo=0),
+    d_model: int = int_option(16, "--d-model", lo=1),
+    d_ff: int = int_option(None, "--d-ff", lo=0, help="Default 2*d_model."),
+    alphabet: str = typer.Option("01", help="The symbols, as one string (no repeats)."),
+    tau: str = typer.Option(
+        None, help="Softmax temperature as an expression in n (finite and positive for all n)."
+    ),
     features: str = typer.Option(
         "1,i/n,(-1)^i,[i=1],[i=n]", help="Comma-separated position features."
     ),
     layer_norm: str = typer.Option("none", "--layer-norm", help="none, pre or post."),
-    weight_scale: float = typer.Option(1.0, "--weight-scale"),
-    seed: int = typer.Option(0),
+    weight_scale: float = float_option(
+        1.0, "--weight-scale", lo=0.0, help="Standard deviation scale (finite, >= 0)."
+    ),
+    seed: int = seed_option(),
     float64: bool = typer.Option(True, "--float64/--float32"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Write a seeded random model (for tests and for the limits engines)."""
-    if not alphabet:
-        raise HardsoftError("the alphabet is empty")
     model = random_model(
         alphabet=tuple(alphabet),
         layers=layers,

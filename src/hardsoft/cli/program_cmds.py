@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from hardsoft.cli import app
-from hardsoft.cli.common import console, print_json
+from hardsoft.cli.common import console, float_option, int_option, output_file_option, print_json
 from hardsoft.errors import HardsoftError
 
 
@@ -87,8 +87,8 @@ def program_cmd(
     name: str = typer.Argument(
         ..., help="'list', or a program: induction-head, khop, flipflop, dyck."
     ),
-    k: int | None = typer.Option(
-        None, "--k", help="khop: the number of hops; dyck: the number of bracket types (1-3)."
+    k: int | None = int_option(
+        None, "--k", lo=1, help="khop: the number of hops; dyck: the number of bracket types (1-3)."
     ),
     route: str = typer.Option(
         "tieless",
@@ -101,11 +101,15 @@ def program_cmd(
         help="tieless: average-hard (default) | soft-temperature; "
         "logic: hard (default) | soft-temperature | soft-pe.",
     ),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write the model here."),
-    eps: float = typer.Option(
-        0.25, "--eps", help="tieless: target output error (< 1/2) of the bound."
+    output: Path | None = output_file_option(
+        "-o", "--output", required=False, help="Write the model here."
     ),
-    n: int = typer.Option(1000, "--n", help="logic: length at which bounds are evaluated."),
+    eps: float = float_option(
+        0.25,
+        "--eps",
+        help="tieless: target output error (0 < eps < 1/2) of the bound.",
+    ),
+    n: int = int_option(1000, "--n", lo=1, help="logic: length at which bounds are evaluated."),
     masks: str | None = typer.Option(
         None,
         "--masks",

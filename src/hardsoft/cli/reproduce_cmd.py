@@ -6,20 +6,29 @@ from pathlib import Path
 
 import typer
 
+from hardsoft import validate
 from hardsoft.cli import app
-from hardsoft.cli.common import console, err_console, print_json
+from hardsoft.cli.common import (
+    console,
+    device_option,
+    err_console,
+    print_json,
+    seed_option,
+)
 
 
 @app.command("reproduce")
 def reproduce_cmd(
-    out: Path = typer.Option(Path("reports"), "--out", "-o", help="Run folder (store + report)."),
+    out: Path = typer.Option(
+        "reports", "--out", "-o", parser=str, help="Run folder (store + report; checked when used)."
+    ),
     quick: bool = typer.Option(True, "--quick/--full", help="Quick (CPU, minutes) or full."),
     only: str = typer.Option(None, "--only", help="Comma-separated experiment names."),
     force: bool = typer.Option(
         False, "--force", help="Rerun even if the stored result is current."
     ),
-    seed: int = typer.Option(0, "--seed"),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    seed: int = seed_option(),
+    device: str = device_option(),
     executor: str = typer.Option(
         "local", "--executor", help="local (one after another) or ray (parallel Ray tasks)."
     ),
@@ -44,6 +53,7 @@ def reproduce_cmd(
             for r in rows:
                 print(f"{r['name']:{width}s}  {r['title']}")
         return
+    out = validate.output_dir(out, "--out")
     names = [n.strip() for n in only.split(",") if n.strip()] if only else None
     summary = reproduce(
         out,
@@ -64,6 +74,6 @@ def reproduce_cmd(
             f"failed {len(summary['failed'])}; report: {summary['report']}"
         )
         for f in summary["failed"]:
-            err_console.print(f"[red]failed[/red] {f['name']}: {f['error']}")
+            err_console.print(f"failed {f['name']}: {f['error']}", style="red")
     if summary["failed"]:
         raise typer.Exit(1)

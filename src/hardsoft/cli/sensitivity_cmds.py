@@ -9,14 +9,32 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from hardsoft import validate
 from hardsoft.cli import app
-from hardsoft.cli.common import console, err_console, print_json
+from hardsoft.cli.common import (
+    MAX_LIST,
+    console,
+    device_option,
+    err_console,
+    int_option,
+    path_argument,
+    print_json,
+    seed_option,
+)
 from hardsoft.errors import HardsoftError
 
 
-def parse_lengths(text: str, option: str = "--lengths") -> list[int]:
+def parse_lengths(text: str, option: str = "--lengths", lo: int | None = None) -> list[int]:
     """``"16,32,64"`` or with an ellipsis ``"a,b,...,c"``: geometric (``16,32,...,1024``) when
-    ``b/a`` is an integer ``r > 1`` and ``c = a·r^k``, otherwise arithmetic with step ``b − a``."""
+    ``b/a`` is an integer ``r > 1`` and ``c = a·r^k``, otherwise arithmetic with step ``b − a``.
+    At most :data:`MAX_LIST` values; each at least ``lo``."""
+    values = _expand_lengths(text, option)
+    for v in values:
+        validate.integer(v, option, lo=lo)
+    return values
+
+
+def _expand_lengths(text: str, option: str) -> list[int]:
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if "..." in parts:
         k = parts.index("...")
@@ -35,12 +53,16 @@ def parse_lengths(text: str, option: str = "--lengths") -> list[int]:
             while top < c:
                 top *= ratio
             ratio = ratio if top == c else 0
+        if ratio <= 1 and (c - a) // (b - a) + 1 > MAX_LIST:
+            raise HardsoftError(f"{option}: {text!r} has more than {MAX_LIST} values")
         while True:
             nxt = values[-1] * ratio if ratio > 1 else values[-1] + (b - a)
             if nxt > c:
                 break
             values.append(nxt)
         return values
+    if len(parts) > MAX_LIST:
+        raise HardsoftError(f"{option} has {len(parts)} values (at most {MAX_LIST})")
     try:
         values = [int(p) for p in parts]
     except ValueError:
@@ -63,6 +85,7 @@ def balanced_words(alphabet_size: int) -> Callable[[int, int, np.random.Generato
 
 def resolve_model_path(path: Path) -> Path:
     """A model file, or a training run folder holding ``model.safetensors``."""
+    path = Path(path)
     if path.is_dir():
         inner = path / "model.safetensors"
         if not inner.is_file():
@@ -76,29 +99,29 @@ def resolve_model_path(path: Path) -> Path:
 
 @app.command("sensitivity")
 def sensitivity_cmd(
-    model_path: Path = typer.Argument(
-        ..., metavar="MODEL", help="A .safetensors model, or a `hardsoft train` run folder."
+    model_path: Path = path_argument(
+        "MODEL", "A .safetensors model, or a `hardsoft train` run folder."
     ),
     lengths: str = typer.Option(
         "16,32,...,1024", "--lengths", help="Lengths n: '16,32,64' or '16,32,...,1024'."
     ),
-    samples: int = typer.Option(4, "--samples", min=1, help="Random inputs per length."),
-    flips: int = typer.Option(16, "--flips", min=1, help="Single-symbol changes per input."),
-    seed: int = typer.Option(0, "--seed"),
+    samples: int = int_option(4, "--samples", lo=1, help="Random inputs per length."),
+    flips: int = int_option(16, "--flips", lo=1, help="Single-symbol changes per input."),
+    seed: int = seed_option(),
     inputs: str = typer.Option(
         "uniform", "--inputs", help="uniform (random symbols) or balanced (equal counts)."
     ),
-    fit_min: int = typer.Option(None, "--fit-min", help="Fit the slope on n >= this."),
-    fit_max: int = typer.Option(None, "--fit-max", help="Fit the slope on n <= this."),
-    batch: int = typer.Option(32, "--batch", min=1, help="Variants per forward pass."),
-    long_n: int = typer.Option(
+    fit_min: int = int_option(None, "--fit-min", lo=2, help="Fit the slope on n >= this."),
+    fit_max: int = int_option(None, "--fit-max", lo=2, help="Fit the slope on n <= this."),
+    batch: int = int_option(32, "--batch", lo=1, help="Variants per forward pass."),
+    long_n: int = int_option(
         8192,
         "--long-n",
-        min=2,
+        lo=2,
         help="From this n: first-layer rows updated per flip, last layer at the measured "
         "positions only (docs/sensitivity.md, long inputs).",
     ),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    device: str = device_option(),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Flip one symbol at positions i < n and measure how far the last activation moves.
@@ -109,7 +132,7 @@ def sensitivity_cmd(
     from hardsoft.limits.sensitivity import measure_sensitivity
     from hardsoft.model import load_model
 
-    ns = parse_lengths(lengths)
+    ns = parse_lengths(lengths, lo=2)
     if inputs not in ("uniform", "balanced"):
         raise HardsoftError(f"--inputs must be uniform or balanced, got {inputs!r}")
     model = load_model(resolve_model_path(model_path), device=device)
@@ -165,4 +188,5 @@ def _print_table(data: dict) -> None:
     if data["bound_reasons"]:
         console.print("no bound to check: " + "; ".join(data["bound_reasons"]))
     else:
-        console.print("bound respected" if data["ok"] else "[red]bound violated[/red]")
+        ok = data["ok"]
+        console.print("bound respected" if ok else "bound violated", style=None if ok else "red")

@@ -8,7 +8,14 @@ from typing import Any
 import typer
 
 from hardsoft.cli import app
-from hardsoft.cli.common import console, err_console, print_json
+from hardsoft.cli.common import (
+    console,
+    device_option,
+    err_console,
+    int_option,
+    output_dir_option,
+    print_json,
+)
 from hardsoft.errors import HardsoftError
 
 sweep_app = typer.Typer(
@@ -56,7 +63,7 @@ def _grid(options: dict[str, str | None]) -> dict[str, list[Any]]:
 def _print_runs(result: dict[str, Any]) -> None:
     for r in result["runs"]:
         if r["status"] == "failed":
-            err_console.print(f"[red]failed[/red] {r['dir']}: {r['error']}")
+            err_console.print(f"failed {r['dir']}: {r['error']}", style="red")
         else:
             loss = r.get("final_loss")
             shown = "-" if loss is None else f"{loss:.4f}"
@@ -69,9 +76,7 @@ def _print_runs(result: dict[str, Any]) -> None:
 
 @sweep_app.command("train")
 def sweep_train_cmd(
-    out: Path = typer.Option(
-        ..., "-o", "--out", help="The sweep folder (one run folder per cell)."
-    ),
+    out: Path = output_dir_option(help="The sweep folder (one run folder per cell)."),
     language: str = typer.Option("parity", "--language", help="Comma list: parity,dyck2."),
     arch: str = typer.Option("transformer", "--arch", help="Comma list: transformer,lstm."),
     seeds: str = typer.Option("0", "--seeds", help="Comma list of seeds."),
@@ -107,8 +112,8 @@ def sweep_train_cmd(
     address: str = typer.Option(
         None, "--address", help="A Ray cluster (HOST:PORT, auto, ray://...); default: a local Ray."
     ),
-    cpus: int = typer.Option(None, "--cpus", help="CPUs of a local Ray (default: all)."),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    cpus: int = int_option(None, "--cpus", lo=1, help="CPUs of a local Ray (default: all)."),
+    device: str = device_option(),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Train every cell of a grid; each cell's run folder is the one `hardsoft train` writes.

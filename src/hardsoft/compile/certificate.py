@@ -81,6 +81,27 @@ def float_limits(heads: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+CONSTRUCTIONS = {
+    MaskMode.STRICT: {
+        "first/last": "position features [i=1], [i=n]",
+        "Y/X": "one head, strict mask (j < i / j > i), rightmost/leftmost position (Lemma 8)",
+        "S/U/P/F": "one head, strict mask: the nearest position where psi or not phi holds",
+        "E": "P phi | phi | F phi",
+    },
+    MaskMode.NONSTRICT: {
+        "first/last": "Yang et al. (2026) Prop. 11: uniform future/past head averaging (-1)^j",
+        "Y/X": "Yang et al. (2026) Thms. 12/13: two heads, nearest even and nearest odd position",
+        "S/U/P/F": (
+            "Yang et al. (2026) Thm. 15: a non-strict shift head (j <= i) gives the non-strict "
+            "since at every position; Y (X) of it is the strict since (until)"
+        ),
+        "E": "non-strict P phi | non-strict F phi (one layer)",
+    },
+}
+"""How each mask mode builds the operators that differ between them (stated in the
+certificate's ``constructions``)."""
+
+
 def build_certificate(
     *,
     model: Transformer,
@@ -99,7 +120,7 @@ def build_certificate(
     ``(name, formula, linear form of the residual read by W_U)`` per output coordinate (name
     ``""`` when the model has one unnamed output)."""
     heads = []
-    for info in head_info:
+    for info in sorted(head_info, key=lambda h: (h["layer"], h["head"])):
         entry = {k: v for k, v in info.items() if not k.startswith("_")}
         entry["tau_at_n"] = eval_tau(info["tau"], n) if info.get("tau") else None
         entry["error_bound_at_n"] = info["_bound"].at(n)
@@ -134,6 +155,7 @@ def build_certificate(
         "causal": causal,
         "fragment": fragment(whole).name,
         "masks": sorted({h["mask"] for h in heads}),
+        "constructions": CONSTRUCTIONS[masks],
         "weightings": sorted({h["weighting"] for h in heads}),
         "position_features": [
             {"name": f, "bounded": parse_feature(f).bounded, "depends_on_n": depends_on_n(f)}

@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hardsoft import validate
 from hardsoft.compile import limits
 from hardsoft.compile.builder import Builder
 from hardsoft.compile.certificate import build_certificate
@@ -75,6 +76,25 @@ def named_outputs(formula: FormulaInput, alphabet: tuple[str, ...]) -> list[tupl
     return out
 
 
+EXACT_FLOAT64 = 2**50
+"""Largest term magnitude compiled: float64 holds integers exactly only below 2^53, and the
+gadgets scale counts by 1/i; a constant of 2^52 already made compiled models wrong."""
+
+
+def _require_float64_exact(formula: Formula, n: int) -> None:
+    """Refuse a formula whose counting terms can exceed :data:`EXACT_FLOAT64` in magnitude at
+    the certificate's length ``n`` (the evaluator computes them exactly; the weights could
+    not), instead of emitting a model that disagrees with it."""
+    from hardsoft.logic.semantics import magnitude_bound
+
+    bound = magnitude_bound(formula, n)
+    if bound > EXACT_FLOAT64:
+        raise HardsoftError(
+            f"the formula's terms reach about {float(bound):.3g} at n = {n}, beyond what float64 "
+            f"weights represent exactly (2^50); use smaller constants"
+        )
+
+
 def compile_formula(
     formula: FormulaInput,
     alphabet: str | tuple[str, ...] | list[str],
@@ -101,12 +121,12 @@ def compile_formula(
     The certificate is ``model.meta["certificate"]`` (saved with the model).
     """
     started = time.perf_counter()
-    alpha = tuple(dict.fromkeys(alphabet))
-    if not alpha:
-        raise HardsoftError("the alphabet is empty")
+    alpha = validate.alphabet(alphabet)
     tgt = Target.parse(target, "target")
     mode = MaskMode.parse(masks, "mask mode (--masks)")
     outputs = named_outputs(formula, alpha)
+    for _, f in outputs:
+        _require_float64_exact(f, n)
     roots = lower_all([f for _, f in outputs], alpha, causal, mode is MaskMode.NONSTRICT)
     nodes = ir_nodes_all(roots)
     limits.check_ir(nodes)

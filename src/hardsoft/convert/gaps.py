@@ -184,9 +184,10 @@ class Measurement:
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
-def _allowed(mask: Any, n: int, device: torch.device) -> torch.Tensor:
-    i = torch.arange(n, device=device)
-    return torch.as_tensor(mask.allows(i[:, None], i[None, :]), device=device)
+def _full_allowed(head: Any, n: int, device: torch.device) -> torch.Tensor:
+    """The head's allowed pairs ``[n, n]`` as a tensor (all true for the mask ``none``)."""
+    allowed = head.allowed(torch.arange(n, device=device), n)
+    return torch.ones(n, n, dtype=torch.bool, device=device) if allowed is None else allowed
 
 
 def _head_rows(model: Transformer, tr: dict, g: HeadGap, n: int, delta: float | None):
@@ -195,8 +196,8 @@ def _head_rows(model: Transformer, tr: dict, g: HeadGap, n: int, delta: float | 
     head = blocks_of(model)[g.layer].heads[g.head]
     pre = f"blocks.{g.layer}.attn.{g.head}"
     q, k = tr[f"{pre}.q"], tr[f"{pre}.k"]
-    s = (q @ k.transpose(-1, -2)) * head.score_scale(n)  # as attention computes it
-    allowed = _allowed(head.spec.mask, n, s.device)
+    s = head.scores(q, k, n)  # as attention computes it
+    allowed = _full_allowed(head, n, s.device)
     has = allowed.any(-1)[None, :].expand(s.shape[0], n)
     sm = s.masked_fill(~allowed, -INF)
     if g.weighting.is_unique_hard:
@@ -279,12 +280,9 @@ def measured_gaps(model: Transformer, words: list[str], inputs: dict[str, Any]) 
 def read_words(path: str, alphabet: tuple[str, ...]) -> list[str]:
     """The words of a ``--gap-inputs`` file, one per line (blank lines skipped); a symbol
     outside the model's alphabet is a one-line error naming the line."""
-    from pathlib import Path
+    from hardsoft import validate
 
-    try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HardsoftError(f"cannot read --gap-inputs file {str(path)!r}: {exc}") from None
+    text = validate.read_text(path, "--gap-inputs")  # names a non-UTF-8 line
     allowed = set(alphabet)
     words = []
     for line_no, line in enumerate(text.splitlines(), start=1):

@@ -72,10 +72,12 @@ class HahnProcess(ABC):
     """Common machinery; subclasses define the summary-state chain and the full-state walk.
 
     Subclasses declare their registry ``name``, ``alphabet``, a one-line ``description``, the
-    admissible range of ``p`` (``p_range``, for help texts) and ``default_p`` (the value the
-    training code uses when none is given); the registry is :mod:`hardsoft.languages`."""
+    admissible range of ``p`` (``p_range``, for help texts), ``default_p`` (the value the
+    training code uses when none is given) and ``stops_in`` (the language of the prefixes after
+    which the process may end); the registry is :mod:`hardsoft.languages`."""
 
     name: str = ""
+    stops_in: str = ""
     alphabet: tuple[str, ...] = ()
     description: str = ""
     p_range: str = ""
@@ -355,6 +357,7 @@ class ParityProcess(HahnProcess):
     """Hahn's two-state PARITY automaton (states: even / odd number of 1s so far)."""
 
     name = "parity-process"
+    stops_in = "parity-even"
     alphabet = ("0", "1")
     description = "Hahn's PARITY automaton"
     p_range = "0<p<1"
@@ -437,6 +440,7 @@ class DyckProcess(HahnProcess):
     """Hahn's 2DYCK PCFG ``S -> (S)S | [S]S`` (p/2 each) ``| ε`` (1 - p); summary state: height."""
 
     name = "dyck2-process"
+    stops_in = "dyck2"
     alphabet = ("(", ")", "[", "]")
     description = "Hahn's 2DYCK PCFG"
     p_range = "0<p<1/2"

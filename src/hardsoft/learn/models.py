@@ -13,7 +13,17 @@ import torch
 from torch import nn
 
 from hardsoft.errors import HardsoftError
-from hardsoft.model import HeadSpec, LayerSpec, ModelSpec, Transformer, load_model, save_model
+from hardsoft.model import (
+    HeadSpec,
+    LayerNormPlacement,
+    LayerSpec,
+    Mask,
+    ModelSpec,
+    Transformer,
+    Weighting,
+    load_model,
+    save_model,
+)
 from hardsoft.model.io import atomic_write
 
 ARCHS = ("transformer", "lstm")
@@ -60,7 +70,10 @@ def build_model(cfg: ArchConfig, alphabet: tuple[str, ...], seed: int) -> nn.Mod
         raise HardsoftError("layers, heads and d_model must be positive")
     features = tuple(f.strip() for f in cfg.features.split(",") if f.strip())
     head = HeadSpec(
-        weighting="softmax", mask="future", d_head=max(1, cfg.d_model // cfg.heads), scale=True
+        weighting=Weighting.SOFTMAX,
+        mask=Mask.FUTURE,
+        d_head=max(1, cfg.d_model // cfg.heads),
+        scale=True,
     )
     spec = ModelSpec(
         alphabet=tuple(alphabet),
@@ -70,7 +83,7 @@ def build_model(cfg: ArchConfig, alphabet: tuple[str, ...], seed: int) -> nn.Mod
             for _ in range(cfg.layers)
         ),
         position_features=features,
-        layer_norm=cfg.layer_norm,
+        layer_norm=LayerNormPlacement.parse(cfg.layer_norm, "layer_norm"),
         d_out=d_out,
         name=f"lm-transformer-L{cfg.layers}-H{cfg.heads}-d{cfg.d_model}",
     )

@@ -14,24 +14,27 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from pickle import UnpicklingError
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from hardsoft import memory
+from hardsoft import validate as check
 from hardsoft.errors import HardsoftError
 from hardsoft.learn.data import get_process, sample_batch, training_length
 from hardsoft.learn.models import ARCHS, ArchConfig, build_model, load_trained, logits, model_file
 from hardsoft.learn.models import save_trained as _save_model
 from hardsoft.model import parse_feature
+from hardsoft.model.io import atomic_write
 
 SCHEDULES = ("cosine", "constant")
+_CORRUPT = (OSError, RuntimeError, ValueError, KeyError, TypeError, EOFError, UnpicklingError)
 
 
 @dataclass(frozen=True)
@@ -55,25 +58,52 @@ class TrainConfig:
     checkpoint_every: int = 500
 
     def validate(self) -> None:
+        """Every field checked for type and range (NaN and inf refused), so a config from
+        the command line, from Python or from a run folder's config.json is refused the same
+        way, in one line."""
+        if not isinstance(self.language, str):
+            raise HardsoftError(f"language must be a name, got {self.language!r}")
+        if self.p is not None:
+            check.real(self.p, "p")
         get_process(self.language, self.p)
-        if not 1 <= self.min_n <= self.max_n:
+        check.positive_int(self.min_n, "min_n")
+        check.positive_int(self.max_n, "max_n")
+        if not self.min_n <= self.max_n:
             raise HardsoftError(f"need 1 <= min_n <= max_n, got {self.min_n}, {self.max_n}")
-        if self.steps < 0 or self.batch_size < 1 or self.lr <= 0:
-            raise HardsoftError("steps must be >= 0, batch size >= 1 and lr > 0")
+        check.nonneg_int(self.steps, "steps")
+        check.positive_int(self.batch_size, "batch_size")
+        check.real(self.lr, "lr", lo=0.0, lo_open=True)
+        check.real(self.weight_decay, "weight_decay", lo=0.0)
+        check.real(self.grad_clip, "grad_clip", lo=0.0)
+        check.nonneg_int(self.warmup, "warmup")
+        check.seed(self.seed)
+        check.positive_int(self.log_every, "log_every")
+        check.positive_int(self.checkpoint_every, "checkpoint_every")
+        if not isinstance(self.arch, ArchConfig):
+            raise HardsoftError(f"arch must be an ArchConfig, got {self.arch!r}")
+        for name in ("layers", "heads", "d_model"):
+            check.positive_int(getattr(self.arch, name), name)
+        check.nonneg_int(self.arch.d_ff, "d_ff")
+        if not isinstance(self.arch.features, str) or not isinstance(self.arch.layer_norm, str):
+            raise HardsoftError("features and layer_norm must be strings")
         if self.arch.arch not in ARCHS:
-            raise HardsoftError(f"unknown architecture {self.arch.arch!r} (one of {ARCHS})")
+            known = ", ".join(ARCHS)
+            raise HardsoftError(f"unknown architecture {self.arch.arch!r} (one of {known})")
         if self.arch.arch == "transformer":
             for name in self.arch.features.split(","):
                 if name.strip():
                     parse_feature(name)
         if self.schedule not in SCHEDULES:
-            raise HardsoftError(f"unknown schedule {self.schedule!r} (one of {SCHEDULES})")
+            known = ", ".join(SCHEDULES)
+            raise HardsoftError(f"unknown schedule {self.schedule!r} (one of {known})")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> TrainConfig:
+        if not isinstance(d, dict) or not isinstance(d.get("arch", {}), dict):
+            raise HardsoftError("malformed training config: expected an object with an arch object")
         known = {f.name for f in fields(TrainConfig)}
         try:
             arch = ArchConfig(**d.get("arch", {}))
@@ -85,18 +115,14 @@ class TrainConfig:
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        json.dump(obj, f, indent=1)
-    os.replace(tmp, path)
+    text = json.dumps(obj, indent=1)
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text))
 
 
 def read_json(path: Path) -> Any:
     try:
-        return json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise HardsoftError(f"{str(path)!r} does not exist") from None
-    except json.JSONDecodeError as exc:
+        return json.loads(check.read_text(path, "file"))
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise HardsoftError(f"{str(path)!r} is not valid JSON ({exc})") from None
 
 
@@ -105,7 +131,29 @@ def load_config(run_dir: Path) -> TrainConfig:
     path = Path(run_dir) / "config.json"
     if not path.is_file():
         raise HardsoftError(f"{str(run_dir)!r} is not a training run (no config.json)")
-    return TrainConfig.from_dict(read_json(path))
+    cfg = TrainConfig.from_dict(read_json(path))
+    try:
+        cfg.validate()
+    except HardsoftError as exc:
+        raise HardsoftError(f"{str(path)!r}: {exc}") from None
+    return cfg
+
+
+def require_memory(cfg: TrainConfig, device: str = "cpu") -> None:
+    """Refuse a configuration whose parameters (with AdamW's two moments and the gradient) or
+    whose activations kept for the backward pass at the longest training length cannot fit,
+    before the model is built (float32; attention weights n² per head and layer)."""
+    a, n, b = cfg.arch, cfg.max_n, cfg.batch_size
+    d, d_ff = a.d_model, a.d_ff or 2 * a.d_model
+    if a.arch == "lstm":
+        params = 8 * a.layers * d * d + 8 * d
+        acts = b * n * a.layers * 10 * d
+    else:
+        d_head = max(1, d // a.heads)
+        params = a.layers * (4 * a.heads * d * d_head + 2 * d * d_ff + d_ff + 6 * d)
+        acts = b * a.layers * (n * (a.heads * (3 * d_head + d) + 2 * d_ff + 6 * d))
+        acts += b * a.layers * a.heads * n * n
+    memory.require(4 * (4 * params + 2 * acts), f"training with {params:,} parameters", device)
 
 
 def lr_at(cfg: TrainConfig, step: int) -> float:
@@ -147,13 +195,27 @@ def _init_state(cfg: TrainConfig, run: Path, device: str, resume: bool) -> RunSt
         model = load_trained(model_file(run, cfg.arch.arch), cfg.arch, process.alphabet, device)
         model = model.to(device=device, dtype=torch.float32)
         opt = _optimizer(cfg, model)
-        state = torch.load(ckpt, map_location=device, weights_only=True)
-        opt.load_state_dict(state["optimizer"])
+        try:
+            state = torch.load(ckpt, map_location=device, weights_only=True)
+            opt.load_state_dict(state["optimizer"])
+            step = check.nonneg_int(state["step"], "step")
+        except (
+            OSError,
+            RuntimeError,
+            ValueError,
+            KeyError,
+            TypeError,
+            EOFError,
+            UnpicklingError,
+        ) as exc:
+            raise HardsoftError(f"corrupt checkpoint {str(ckpt)!r} ({exc})") from None
         metrics = read_json(run / "metrics.json") if (run / "metrics.json").is_file() else {}
+        if not isinstance(metrics, dict):
+            raise HardsoftError(f"{str(run / 'metrics.json')!r} is not a JSON object")
         return RunState(
             model,
             opt,
-            int(state["step"]),
+            step,
             metrics.get("history", []),
             int(metrics.get("tokens", 0)),
             float(metrics.get("seconds", 0.0)),
@@ -169,10 +231,8 @@ def _optimizer(cfg: TrainConfig, model: torch.nn.Module) -> torch.optim.Optimize
 def _checkpoint(cfg: TrainConfig, run: Path, st: RunState) -> None:
     meta = {"origin": "hardsoft train", "step": st.step, "config": cfg.to_dict()}
     _save_model(st.model, model_file(run, cfg.arch.arch), meta)
-    fd, tmp = tempfile.mkstemp(prefix=".optimizer.pt.", dir=run)
-    os.close(fd)
-    torch.save({"optimizer": st.optimizer.state_dict(), "step": st.step}, tmp)
-    os.replace(tmp, run / "optimizer.pt")
+    state = {"optimizer": st.optimizer.state_dict(), "step": st.step}
+    atomic_write(run / "optimizer.pt", lambda tmp: torch.save(state, tmp))
     _write_json(run / "metrics.json", _metrics(cfg, st))
 
 
@@ -203,10 +263,13 @@ def train(
     ``stop_after`` ends this call after that many steps (checkpointed), as an interruption
     would; calling again resumes."""
     cfg.validate()
-    run = Path(run_dir)
-    if run.exists() and not run.is_dir():
-        raise HardsoftError(f"{str(run)!r} exists and is not a folder")
-    run.mkdir(parents=True, exist_ok=True)
+    device = check.device(device)
+    require_memory(cfg, device)
+    run = check.output_dir(run_dir, "run folder")
+    try:
+        run.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HardsoftError(f"cannot create the run folder {str(run)!r}: {exc.strerror}") from None
     process = get_process(cfg.language, cfg.p)
     st = _init_state(cfg, run, device, resume)
     _write_json(run / "config.json", cfg.to_dict())

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import Language, get_language
 from hardsoft.limits.dependency import Analysis, analyse
@@ -129,6 +130,13 @@ def restrict(
     """
     if n < 1:
         raise HardsoftError(f"--n must be >= 1, got {n}")
+    seed = validate.seed(seed)
+    # coarse: per-position restriction and analysis arrays for every layer, plus one forward pass
+    memory.require(
+        64 * n * (len(model.spec.layers) + 2)
+        + memory.forward_bytes(model.spec, 1, n, model.W_E.element_size()),
+        f"restricting inputs of length {n}",
+    )
     t0 = time.perf_counter()
     lang = get_language(language) if language else None
     alphabet = lang.restriction_alphabet() if lang else tuple(model.spec.alphabet)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.limits.variants import LONG_N, VariantRunner, full_residuals
 from hardsoft.model import Transformer, parse_feature
@@ -509,6 +510,16 @@ def _supplement(head: Head, u0: torch.Tensor, uv: torch.Tensor, rows: torch.Tens
     return ((av - a0).abs() * norms[:, None, :]).sum(-1)
 
 
+def _require_memory(
+    model: Transformer, n: int, samples: int, batch: int, chunk: int, device: str
+) -> None:
+    """Refuse lengths whose inputs, residual streams (every layer, for the reference and a
+    batch of variants) and forward pass cannot fit, before any of them is allocated."""
+    streams = (batch + 1) * n * model.spec.d_model * (len(model.spec.layers) + 1)
+    nbytes = 8 * (samples * n + streams) + memory.forward_bytes(model.spec, batch, n, 8, chunk)
+    memory.require(nbytes, f"measuring {batch} variants of length {n}", device)
+
+
 def _flip_fractions(flips: int, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, 5]).random(flips)
 
@@ -568,7 +579,10 @@ def measure_sensitivity(
         raise HardsoftError("lengths must be integers >= 2 (a flip needs a position i < n)")
     if samples < 1 or flips < 1 or batch < 1:
         raise HardsoftError("samples, flips and batch must be positive")
-    dev = torch.device(device) if device else model.device
+    seed = validate.seed(seed)
+    chunk_size = validate.positive_int(chunk_size, "chunk_size")
+    dev = torch.device(validate.device(device)) if device else model.device
+    _require_memory(model, max(lengths), samples, min(batch, flips), chunk_size, str(dev))
     m = copy.deepcopy(model).to(device=dev, dtype=torch.float64).eval()
     if len(m.spec.alphabet) < 2:
         raise HardsoftError("a one-symbol alphabet has no single-symbol changes")

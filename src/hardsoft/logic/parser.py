@@ -136,6 +136,19 @@ def _unquote(token: str) -> str:
     return inner[1] if inner.startswith("\\") else inner
 
 
+MAX_DIGITS = 4000
+"""Longest integer literal accepted (Python itself refuses to read more than 4300 digits)."""
+
+
+def _int(token: Token | str) -> int:
+    """An integer literal, exactly (Python ints: no int64 limit); absurdly long ones are a
+    one-line error rather than a ValueError from ``int()``."""
+    text = str(token)
+    if len(text) > MAX_DIGITS:
+        raise HardsoftError(f"an integer literal has {len(text)} digits (at most {MAX_DIGITS})")
+    return int(text)
+
+
 def _neg(t: Term) -> Term:
     """Unary minus, folded so that printing and re-parsing gives back the same AST."""
     if isinstance(t, IntConst):
@@ -201,7 +214,7 @@ class _Build(Transformer):
         return Last()
 
     def mod(self, c: list) -> Formula:
-        return Mod(int(c[0]), int(c[1]), c[2])
+        return Mod(_int(c[0]), _int(c[1]), c[2])
 
     def add(self, c: list) -> Term:
         return Add(c[0], c[1])
@@ -210,13 +223,13 @@ class _Build(Transformer):
         return Sub(c[0], c[1])
 
     def scale(self, c: list) -> Term:
-        return Scale(int(c[0]), c[1])
+        return Scale(_int(c[0]), c[1])
 
     def neg(self, c: list) -> Term:
         return _neg(c[0])
 
     def int_(self, c: list) -> Term:
-        return IntConst(int(c[0]))
+        return IntConst(_int(c[0]))
 
     def position(self, c: list) -> Term:
         return Position()

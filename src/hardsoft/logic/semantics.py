@@ -150,8 +150,42 @@ class _Input:
         return self.codes == self.symbols.index(symbol)
 
 
-def _node_value(node: Node, memo: dict[Node, np.ndarray], sym: _Input) -> np.ndarray:
+INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def magnitude_bound(node: Node, n: int) -> int:
+    """An upper bound on ``|value|`` of every term under ``node`` (and of every MOD constant)
+    at length ``n``: counts, ``i`` and ``n`` are at most ``n``; sums add bounds; ``k * t``
+    multiplies by ``|k|``. When it is at most 2^63 − 1, int64 arithmetic is exact (no
+    intermediate value can leave the range); otherwise :func:`evaluate_all` computes with
+    Python integers."""
+    bound: dict[Node, int] = {}
+    worst = 0
+    for sub in subnodes(node):
+        if isinstance(sub, IntConst):
+            b = abs(sub.value)
+        elif isinstance(sub, (Position, Length, CountPast, CountFuture)):
+            b = n
+        elif isinstance(sub, (Add, Sub)):
+            b = bound[sub.left] + bound[sub.right]
+        elif isinstance(sub, Scale):
+            b = abs(sub.factor) * bound[sub.arg]
+        elif isinstance(sub, Mod):
+            b = max(sub.modulus, sub.residue)
+        else:
+            continue
+        bound[sub] = b
+        worst = max(worst, b)
+    return worst
+
+
+def _node_value(
+    node: Node, memo: dict[Node, np.ndarray], sym: _Input, exact: bool = False
+) -> np.ndarray:
+    """The value of ``node`` from its children's (in ``memo``). Terms are int64 arrays, or
+    object arrays of Python ints when ``exact`` (values that may leave the int64 range)."""
     batch, n = sym.shape
+    ints = object if exact else np.int64
     pos = np.broadcast_to(np.arange(1, n + 1, dtype=np.int64)[None, :], (batch, n))
     if isinstance(node, Sym):
         return sym.equals(node.symbol)
@@ -197,20 +231,20 @@ def _node_value(node: Node, memo: dict[Node, np.ndarray], sym: _Input) -> np.nda
             "!=": np.not_equal,
             ">=": np.greater_equal,
             ">": np.greater,
-        }[node.op](left, right)
+        }[node.op](left, right).astype(bool)
     if isinstance(node, Mod):
-        return np.mod(memo[node.term], node.modulus) == node.residue
+        return (np.mod(memo[node.term], node.modulus) == node.residue).astype(bool)
     if isinstance(node, CountPast):
-        return np.cumsum(memo[node.arg], axis=1, dtype=np.int64)
+        return np.cumsum(memo[node.arg], axis=1, dtype=np.int64).astype(ints)
     if isinstance(node, CountFuture):
         rev = np.cumsum(memo[node.arg][:, ::-1], axis=1, dtype=np.int64)
-        return np.ascontiguousarray(rev[:, ::-1])
+        return np.ascontiguousarray(rev[:, ::-1]).astype(ints)
     if isinstance(node, IntConst):
-        return np.full((batch, n), node.value, dtype=np.int64)
+        return np.full((batch, n), node.value, dtype=ints)
     if isinstance(node, Position):
-        return pos.copy()
+        return pos.astype(ints)
     if isinstance(node, Length):
-        return np.full((batch, n), n, dtype=np.int64)
+        return np.full((batch, n), n, dtype=ints)
     if isinstance(node, Add):
         return memo[node.left] + memo[node.right]
     if isinstance(node, Sub):
@@ -224,12 +258,14 @@ def evaluate_all(
     node: Node, words: Sequence[str] | np.ndarray, alphabet: Iterable[str] | None = None
 ) -> dict[Node, np.ndarray]:
     """The value of every distinct subformula and subterm of ``node``: a dict from node to a
-    ``[B, n]`` array (bool for formulas, int64 for terms). Useful to check a compiled model's
-    intermediate coordinates."""
+    ``[B, n]`` array (bool for formulas; int64 for terms, or object arrays of exact Python
+    integers when :func:`magnitude_bound` exceeds the int64 range). Useful to check a compiled
+    model's intermediate coordinates."""
     sym = _Input(words, alphabet)
+    exact = magnitude_bound(node, sym.shape[1]) > INT64_MAX
     memo: dict[Node, np.ndarray] = {}
     for sub in subnodes(node):
-        memo[sub] = _node_value(sub, memo, sym)
+        memo[sub] = _node_value(sub, memo, sym, exact)
     return memo
 
 
@@ -245,7 +281,8 @@ def evaluate(
 def evaluate_term(
     term: Term, words: Sequence[str] | np.ndarray, alphabet: Iterable[str] | None = None
 ) -> np.ndarray:
-    """The value of a counting term at every position: an int64 array of shape ``[B, n]``."""
+    """The value of a counting term at every position: an int64 array of shape ``[B, n]``
+    (an object array of Python integers when the values may leave the int64 range)."""
     if not isinstance(term, Term):
         raise HardsoftError(f"expected a term, got {term!r}")
     return evaluate_all(term, words, alphabet)[term]

@@ -6,6 +6,8 @@ import math
 
 import torch
 
+from hardsoft import memory, validate
+from hardsoft.model.features import parse_feature
 from hardsoft.model.spec import HeadSpec, LayerNormPlacement, LayerSpec, Mask, ModelSpec, Weighting
 from hardsoft.model.transformer import Transformer
 
@@ -35,8 +37,20 @@ def random_model(
     Every head shares ``weighting``, ``mask`` and ``tau``; ``d_head`` defaults to
     ``max(1, d_model // heads)`` and ``d_ff`` to ``2 * d_model``.
     """
+    layers = validate.nonneg_int(layers, "layers")
+    heads = validate.nonneg_int(heads, "heads")
+    d_model = validate.positive_int(d_model, "d_model")
     d_head = d_head or max(1, d_model // max(1, heads))
-    d_ff = 2 * d_model if d_ff is None else d_ff
+    d_head = validate.positive_int(d_head, "d_head")
+    d_ff = 2 * d_model if d_ff is None else validate.nonneg_int(d_ff, "d_ff")
+    weight_scale = validate.real(weight_scale, "weight_scale", lo=0.0)
+    seed = validate.seed(seed)
+    # the parameters, estimated before the (layers x heads) spec is even built; the peak holds
+    # the float64 model, its float32 zeros, one Gaussian draw and the final dtype's copy
+    positions = sum(parse_feature(f).dim for f in position_features)
+    per_layer = heads * 4 * d_model * d_head + 2 * d_model * d_ff + d_ff + d_model
+    count = layers * per_layer + (len(alphabet) + positions + 1) * d_model
+    memory.require(count * 24, f"a random model with about {count:,} parameters")
     head = HeadSpec(
         weighting=Weighting.parse(weighting, "weighting"),
         mask=Mask.parse(mask, "mask"),

@@ -118,7 +118,7 @@ def _learned(max_len: int) -> PositionFeature:
             raise HardsoftError(
                 f"input length {n} exceeds the learned position table (learned:{max_len})"
             )
-        return torch.eye(max_len, dtype=dtype, device=device)[:n]
+        return torch.eye(n, max_len, dtype=dtype, device=device)
 
     return PositionFeature(f"learned:{max_len}", max_len, True, compute)
 

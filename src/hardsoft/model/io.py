@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from hardsoft import __version__
+from hardsoft import __version__, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.model.spec import ModelSpec
 from hardsoft.model.transformer import Transformer
@@ -21,15 +22,41 @@ from hardsoft.model.transformer import Transformer
 FORMAT = "hardsoft-model/1"
 
 
-def atomic_write(path: Path, write) -> None:
-    """Call ``write(tmp_path)`` then rename the temporary file onto ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def _umask() -> int:
+    """The process's umask (read without changing it where /proc allows)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: Path, write: Callable[[str], object], name: str = "output") -> None:
+    """Call ``write(tmp_path)`` then rename the temporary file onto ``path``.
+
+    ``path`` is validated first (not empty, not a folder, in a writable folder: see
+    :func:`hardsoft.validate.output_file`); the file gets the usual permissions of a new file
+    (0666 minus the umask), not mkstemp's private 0600; on any failure the temporary file is
+    removed and what was at ``path`` before is untouched. OS errors become one-line errors."""
+    path = validate.output_file(path, name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise HardsoftError(f"cannot write {str(path)!r}: {exc.strerror}") from None
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise HardsoftError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -48,40 +75,55 @@ def save_model(model: Transformer, path: str | Path) -> None:
 
 
 def read_metadata(path: str | Path) -> dict:
-    """The file's hardsoft metadata (format, spec, meta) without loading the weights."""
+    """The file's hardsoft metadata (format, spec, meta) without loading the weights.
+
+    Every field is type-checked here: a file whose ``spec`` is a list or null, or whose
+    ``meta`` is not an object, is a one-line error naming the file."""
     from safetensors import safe_open
 
-    path = Path(path)
-    if not path.is_file():
-        raise HardsoftError(f"cannot read model file {str(path)!r}: no such file")
+    path = validate.input_file(path, "model file")
     try:
         with safe_open(str(path), framework="pt") as f:
             md = f.metadata() or {}
-    except (SafetensorError, OSError, ValueError) as exc:
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
         raise HardsoftError(f"{str(path)!r} is not a valid safetensors file ({exc})") from None
     if md.get("format") != FORMAT:
         raise HardsoftError(f"{str(path)!r} is a safetensors file but not a hardsoft model")
     try:
-        return {
-            "format": md["format"],
-            "spec": json.loads(md["spec"]),
-            "meta": json.loads(md.get("meta", "{}")),
-        }
-    except (KeyError, json.JSONDecodeError) as exc:
+        spec = json.loads(md["spec"])
+        meta = json.loads(md.get("meta", "{}"))
+    except (KeyError, json.JSONDecodeError, RecursionError) as exc:
         raise HardsoftError(f"{str(path)!r} has corrupt hardsoft metadata ({exc})") from None
+    for key, value in (("spec", spec), ("meta", meta)):
+        if not isinstance(value, dict):
+            kind = "null" if value is None else f"a {type(value).__name__}"
+            raise HardsoftError(
+                f"{str(path)!r} has corrupt hardsoft metadata ({key} is {kind}, not an object)"
+            )
+    return {"format": md["format"], "spec": spec, "meta": meta}
+
+
+_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
 def load_model(path: str | Path, device: str | torch.device = "cpu") -> Transformer:
-    """Load a model saved by :func:`save_model`; a corrupt or foreign file is a HardsoftError."""
+    """Load a model saved by :func:`save_model`; a corrupt or foreign file is a HardsoftError
+    (wrong metadata types, missing or misshapen weights, non-float or non-finite weights)."""
+    device = validate.device(device)
     md = read_metadata(path)
-    spec = ModelSpec.from_dict(md["spec"])
     try:
-        tensors = load_file(str(path), device=str(device))
-    except (SafetensorError, OSError, ValueError) as exc:
+        spec = ModelSpec.from_dict(md["spec"])
+    except HardsoftError as exc:
+        raise HardsoftError(f"{str(path)!r}: {exc}") from None
+    try:
+        tensors = load_file(str(path), device="cpu")
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
         raise HardsoftError(f"cannot read the weights in {str(path)!r} ({exc})") from None
     dtypes = {t.dtype for t in tensors.values()}
+    if dtypes - set(_DTYPES):
+        raise HardsoftError(f"{str(path)!r} holds non-float weights ({sorted(map(str, dtypes))})")
     dtype = dtypes.pop() if len(dtypes) == 1 else torch.float32
-    model = Transformer(spec, dtype=dtype).to(device)
+    model = Transformer(spec, dtype=dtype)
     expected = model.state_dict()
     missing = sorted(set(expected) - set(tensors))
     extra = sorted(set(tensors) - set(expected))
@@ -95,6 +137,8 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> Transfor
                 f"{str(path)!r}: weight {k} has shape {tuple(v.shape)}, "
                 f"the spec needs {tuple(expected[k].shape)}"
             )
+        if not bool(torch.isfinite(v).all()):
+            raise HardsoftError(f"{str(path)!r}: weight {k} has non-finite values (NaN or inf)")
     model.load_state_dict(tensors)
     model.meta = md["meta"]
-    return model
+    return model.to(device)

@@ -83,8 +83,7 @@ def eos_readout(language: str, p: float | None) -> Acceptance:
 
     process = get_process(language, p)
     p_end = float(process.next_probs("")[process.eos_index])
-    target = {"parity": "parity-even", "dyck2": "dyck2"}.get(language.strip().lower())
-    return Acceptance("eos", process.eos_index, p_end / 2.0, target)
+    return Acceptance("eos", process.eos_index, p_end / 2.0, process.stops_in or None)
 
 
 def acceptance_of(model: Any) -> Acceptance:

@@ -8,6 +8,7 @@ the feed-forward width. Weights never depend on n; only position features and τ
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 from dataclasses import asdict, dataclass, field
@@ -124,39 +125,72 @@ _BINOPS = {
 }
 _FUNCS = {"log": math.log, "log2": math.log2, "sqrt": math.sqrt, "exp": math.exp}
 
+TAU_MAX_LENGTH = 1000
+"""Longest temperature expression accepted (characters)."""
+TAU_MAX_DEPTH = 50
+"""Deepest nesting accepted: evaluation is recursive, so depth is bounded before it starts."""
+TAU_GRID = tuple(range(1, 65)) + tuple(2**k for k in range(7, 25)) + (10**3, 10**4, 10**5, 10**6)
+"""The lengths n at which a temperature is checked when a model is built: τ(n) must be finite
+and positive at each (1..64 and powers of two up to 2^24 = 16,777,216)."""
 
-def _check_expr(node: ast.AST, text: str) -> None:
-    """Allow only numbers, ``n``, + - * / ** and log/log2/sqrt/exp calls."""
-    if isinstance(node, ast.Expression):
-        _check_expr(node.body, text)
-    elif isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        _check_expr(node.left, text)
-        _check_expr(node.right, text)
-    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        _check_expr(node.operand, text)
-    elif isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        pass
-    elif isinstance(node, ast.Name) and node.id == "n":
-        pass
-    elif (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in _FUNCS
-        and len(node.args) == 1
-        and not node.keywords
-    ):
-        _check_expr(node.args[0], text)
-    else:
-        raise HardsoftError(
-            f"bad temperature expression {text!r}: use numbers, n, + - * / ** and log/sqrt/exp"
-        )
+
+def _check_expr(tree: ast.AST, text: str) -> None:
+    """Allow only numbers, ``n``, + - * / ** and log/log2/sqrt/exp calls, nested at most
+    :data:`TAU_MAX_DEPTH` deep (checked without recursion, so 1000 unary minuses are a clean
+    error instead of a RecursionError)."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > TAU_MAX_DEPTH:
+            raise HardsoftError(
+                f"temperature expression {text[:40]!r}... is nested more than {TAU_MAX_DEPTH} deep"
+            )
+        if isinstance(node, ast.Expression):
+            children = [node.body]
+        elif isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            children = [node.left, node.right]
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            children = [node.operand]
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, (int, float))
+            and not isinstance(node.value, bool)
+        ):
+            children = []
+        elif isinstance(node, ast.Name) and node.id == "n":
+            children = []
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _FUNCS
+            and len(node.args) == 1
+            and not node.keywords
+        ):
+            children = [node.args[0]]
+        else:
+            raise HardsoftError(
+                f"bad temperature expression {text!r}: use numbers, n, + - * / ** and "
+                "log/log2/sqrt/exp"
+            )
+        stack.extend((child, depth + 1) for child in children)
+
+
+def _pow(a: float, b: float) -> float:
+    """Real powers only: a negative base with a fractional exponent has no real value
+    (Python would return a complex number)."""
+    if a < 0 and not float(b).is_integer():
+        raise ValueError("negative base with a fractional exponent")
+    return float(operator.pow(a, b))
 
 
 def _eval_expr(node: ast.AST, n: float) -> float:
     if isinstance(node, ast.Expression):
         return _eval_expr(node.body, n)
     if isinstance(node, ast.BinOp):
-        return _BINOPS[type(node.op)](_eval_expr(node.left, n), _eval_expr(node.right, n))
+        left, right = _eval_expr(node.left, n), _eval_expr(node.right, n)
+        if isinstance(node.op, ast.Pow):
+            return _pow(left, right)
+        return float(_BINOPS[type(node.op)](left, right))
     if isinstance(node, ast.UnaryOp):
         v = _eval_expr(node.operand, n)
         return -v if isinstance(node.op, ast.USub) else v
@@ -166,15 +200,26 @@ def _eval_expr(node: ast.AST, n: float) -> float:
     if isinstance(node, ast.Name):
         return float(n)
     assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    return _FUNCS[node.func.id](_eval_expr(node.args[0], n))
+    return float(_FUNCS[node.func.id](_eval_expr(node.args[0], n)))
 
 
 def parse_tau(text: str) -> ast.Expression:
     """Parse a temperature expression in ``n`` such as ``"1/(4*n)"``; errors are one line."""
+    if not isinstance(text, str):
+        raise HardsoftError(f"a temperature must be an expression string, got {text!r}")
+    return _parse_tau(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_tau(text: str) -> ast.Expression:
+    if len(text) > TAU_MAX_LENGTH:
+        raise HardsoftError(
+            f"temperature expression is {len(text)} characters long (at most {TAU_MAX_LENGTH})"
+        )
     try:
         tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
-        raise HardsoftError(f"bad temperature expression {text!r}") from None
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        raise HardsoftError(f"bad temperature expression {text[:60]!r}") from None
     _check_expr(tree, text)
     return tree
 
@@ -185,11 +230,31 @@ def eval_tau(text: str | None, n: int) -> float:
         return 1.0
     try:
         value = _eval_expr(parse_tau(text), n)
-    except (ZeroDivisionError, ValueError, OverflowError):
+    except (ZeroDivisionError, ValueError, OverflowError, TypeError):
         raise HardsoftError(f"temperature {text!r} is undefined at n = {n}") from None
     if not (math.isfinite(value) and value > 0):
         raise HardsoftError(f"temperature {text!r} is {value} at n = {n}; it must be positive")
     return value
+
+
+def check_tau(text: str) -> None:
+    """Refuse a temperature that is not finite and positive at every n of :data:`TAU_GRID`,
+    so a model that could never run is rejected when it is built, not at its first input."""
+    parse_tau(text)
+    _check_tau_grid(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_tau_grid(text: str) -> None:
+    for n in TAU_GRID:
+        eval_tau(text, n)
+
+
+def _require_int(value: Any, what: str, lo: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise HardsoftError(f"{what} must be an integer, got {value!r}")
+    if value < lo:
+        raise HardsoftError(f"{what} must be >= {lo}, got {value}")
 
 
 def _plain(obj: Any) -> Any:
@@ -258,12 +323,15 @@ class HeadSpec:
         return self.weighting.is_hard
 
     def validate(self) -> None:
-        if self.d_head < 0 or self.value_dim < 0:
-            raise HardsoftError("head dimensions must be non-negative")
+        _require_int(self.d_head, "d_head", 0)
+        if self.d_value is not None:
+            _require_int(self.d_value, "d_value", 0)
+        if not isinstance(self.scale, bool):
+            raise HardsoftError(f"scale must be true or false, got {self.scale!r}")
         if self.tau is not None:
             if self.weighting != "softmax":
                 raise HardsoftError("a temperature only applies to softmax heads")
-            parse_tau(self.tau)
+            check_tau(self.tau)
 
 
 @dataclass(frozen=True)
@@ -303,25 +371,30 @@ class ModelSpec:
         object.__setattr__(self, "output_names", tuple(self.output_names))
 
     def validate(self) -> None:
+        from hardsoft import validate as checks
         from hardsoft.model.features import parse_feature
 
-        if not self.alphabet:
-            raise HardsoftError("the alphabet is empty")
-        if any(not isinstance(a, str) or len(a) != 1 for a in self.alphabet):
-            raise HardsoftError("alphabet symbols must be single characters")
-        if len(set(self.alphabet)) != len(self.alphabet):
-            raise HardsoftError(f"the alphabet {''.join(self.alphabet)!r} repeats a symbol")
-        if self.d_model < 1 or self.d_out < 1:
-            raise HardsoftError("d_model and d_out must be positive")
-        if self.ln_eps < 0:
-            raise HardsoftError("ln_eps must be >= 0")
+        checks.alphabet(self.alphabet)
+        _require_int(self.d_model, "d_model", 1)
+        _require_int(self.d_out, "d_out", 1)
+        if isinstance(self.ln_eps, bool) or not isinstance(self.ln_eps, (int, float)):
+            raise HardsoftError(f"ln_eps must be a number, got {self.ln_eps!r}")
+        if not (math.isfinite(self.ln_eps) and self.ln_eps >= 0):
+            raise HardsoftError(f"ln_eps must be finite and >= 0, got {self.ln_eps!r}")
+        if not isinstance(self.name, str) or not isinstance(self.extra, dict):
+            raise HardsoftError("a model's name must be a string and its extra a dict")
         validate_output_names(self.output_names, self.d_out)
         for f in self.position_features:
+            if not isinstance(f, str):
+                raise HardsoftError(f"a position feature must be a name, got {f!r}")
             parse_feature(f)
         for layer in self.layers:
-            if layer.d_ff < 0:
-                raise HardsoftError("d_ff must be >= 0")
+            if not isinstance(layer, LayerSpec):
+                raise HardsoftError(f"a layer must be a LayerSpec, got {layer!r}")
+            _require_int(layer.d_ff, "d_ff", 0)
             for head in layer.heads:
+                if not isinstance(head, HeadSpec):
+                    raise HardsoftError(f"a head must be a HeadSpec, got {head!r}")
                 head.validate()
 
     @property
@@ -345,27 +418,49 @@ class ModelSpec:
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> ModelSpec:
+        """The spec stored in a model file's metadata. Types are checked, not coerced: a
+        ``d_head`` of ``"8"`` or a ``tau`` of ``5`` is a malformed file, not a guess."""
+        if not isinstance(d, dict):
+            raise HardsoftError(f"malformed model spec: expected an object, got {_kind(d)}")
         try:
-            layers = tuple(
-                LayerSpec(
-                    heads=tuple(HeadSpec(**h) for h in layer.get("heads", [])),
-                    d_ff=int(layer.get("d_ff", 0)),
-                )
-                for layer in d.get("layers", [])
-            )
+            layers = tuple(_layer_from_dict(layer) for layer in _list(d, "layers", []))
             spec = ModelSpec(
-                alphabet=tuple(d["alphabet"]),
-                d_model=int(d["d_model"]),
+                alphabet=tuple(_list(d, "alphabet")),
+                d_model=d["d_model"],
                 layers=layers,
-                position_features=tuple(d.get("position_features", ())),
+                position_features=tuple(_list(d, "position_features", [])),
                 layer_norm=d.get("layer_norm", "none"),
-                ln_eps=float(d.get("ln_eps", 1e-5)),
-                d_out=int(d.get("d_out", 1)),
+                ln_eps=d.get("ln_eps", 1e-5),
+                d_out=d.get("d_out", 1),
                 name=d.get("name", ""),
                 output_names=_names_field(d.get("output_names", ())),
-                extra=dict(d.get("extra", {})),
+                extra=d.get("extra", {}),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except KeyError as exc:
+            raise HardsoftError(f"malformed model spec: missing {exc}") from None
+        except (TypeError, ValueError) as exc:
             raise HardsoftError(f"malformed model spec: {exc}") from None
         spec.validate()
         return spec
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _list(d: dict[str, Any], key: str, default: Any = None) -> list | tuple:
+    value = d[key] if default is None else d.get(key, default)
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{key!r} must be a list, got {_kind(value)}")
+    return value
+
+
+def _layer_from_dict(layer: Any) -> LayerSpec:
+    if not isinstance(layer, dict):
+        raise TypeError(f"a layer must be an object, got {_kind(layer)}")
+    heads = []
+    for h in _list(layer, "heads", []):
+        if not isinstance(h, dict):
+            raise TypeError(f"a head must be an object, got {_kind(h)}")
+        heads.append(HeadSpec(**h))
+    return LayerSpec(heads=tuple(heads), d_ff=layer.get("d_ff", 0))

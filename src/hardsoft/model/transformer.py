@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.model import fastpath
 from hardsoft.model.attention import attend, attend_chunked, weights_from_scores
@@ -309,6 +310,9 @@ class Transformer(nn.Module):
     def __init__(self, spec: ModelSpec, dtype: torch.dtype = torch.float32) -> None:
         super().__init__()
         spec.validate()
+        itemsize = torch.empty((), dtype=dtype).element_size()
+        count = memory.parameter_count(spec)
+        memory.require(count * (4 + itemsize), f"a model with {count:,} parameters")
         self.spec = spec
         self.meta: dict = {}
         d = spec.d_model
@@ -386,6 +390,13 @@ class Transformer(nn.Module):
         :func:`auto_chunk`; never while tracing). ``trace`` records every activation."""
         if tokens.dim() != 2 or tokens.shape[1] < 1:
             raise HardsoftError("the model needs a batch of inputs of length >= 1")
+        chunk_size = validate.chunk_size(chunk_size)
+        batch, n = tokens.shape
+        memory.require(
+            memory.forward_bytes(self.spec, batch, n, self.W_E.element_size(), chunk_size, trace),
+            f"a forward pass on {batch} input(s) of length {n}",
+            str(self.device),
+        )
         tr: dict[str, torch.Tensor] | None = {} if trace else None
         fastpath.attach(self)
         x = self.embed(tokens, tr)
@@ -414,6 +425,8 @@ class Transformer(nn.Module):
         Words are grouped by length (position features depend on n). The empty word has no
         position to read, so it gets an empty ``[0, d_out]`` array.
         """
+        batch_size = validate.positive_int(batch_size, "batch_size")
+        chunk_size = validate.chunk_size(chunk_size)
         results: list[np.ndarray | None] = [None] * len(words)
         by_len: dict[int, list[int]] = {}
         for idx, w in enumerate(words):

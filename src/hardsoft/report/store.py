@@ -1,18 +1,58 @@
 """The results store: one SQLite file under the run folder, one row per experiment.
 
-A row is *current* when its experiment version, mode (quick/full) and package version match;
+A row is *current* when everything that determines its result matches the request: the
+experiment version, the mode (quick/full), the package version, the seed and the device.
 ``hardsoft reproduce`` skips current experiments, so an interrupted run resumes where it
-stopped. SQLite commits are atomic: a crash never leaves a half-written record.
+stopped, and a run with another ``--seed`` or ``--device`` recomputes (and replaces) the
+record. SQLite commits are atomic: a crash never leaves a half-written record.
+
+:func:`store_lock` makes one ``hardsoft reproduce`` at a time own a run folder (an exclusive
+``fcntl.flock`` on ``DIR/.reproduce.lock``): a second run into the same folder is refused with
+a clear message instead of duplicating the work.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from hardsoft.errors import HardsoftError
+
+LOCK_NAME = ".reproduce.lock"
+
+
+@contextlib.contextmanager
+def store_lock(folder: Path) -> Iterator[None]:
+    """Hold the run folder's lock for the duration of the block (released on any exit, also
+    when the process dies: the kernel drops flock locks with the file descriptor)."""
+    folder = Path(folder)
+    path = folder / LOCK_NAME
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise HardsoftError(f"cannot lock the run folder {str(folder)!r}: {exc.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            raise HardsoftError(
+                f"another hardsoft reproduce (pid {holder}) is running into {str(folder)!r}; "
+                "wait for it to finish or use another --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)
+
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -51,12 +91,32 @@ class ResultStore:
         ).fetchone()
         return json.loads(row[0]) if row else None
 
-    def is_current(self, name: str, mode: str, version: str, package_version: str) -> bool:
+    def is_current(
+        self,
+        name: str,
+        mode: str,
+        version: str,
+        package_version: str,
+        seed: int | None = None,
+        device: str | None = None,
+    ) -> bool:
+        """Whether the stored record of ``(name, mode)`` was made by this experiment version
+        and package version with this seed and device (None: not compared)."""
         row = self._con.execute(
-            "SELECT version, package_version FROM results WHERE name = ? AND mode = ?",
+            "SELECT version, package_version, record FROM results WHERE name = ? AND mode = ?",
             (name, mode),
         ).fetchone()
-        return row is not None and row[0] == version and row[1] == package_version
+        if row is None or row[0] != version or row[1] != package_version:
+            return False
+        try:
+            config = json.loads(row[2]).get("config", {})
+        except (json.JSONDecodeError, AttributeError):
+            return False
+        if not isinstance(config, dict):
+            return False
+        if seed is not None and config.get("seed") != seed:
+            return False
+        return device is None or config.get("device") == device
 
     def put(self, record: dict[str, Any]) -> None:
         """Insert or replace the record of ``(record['name'], record['mode'])`` atomically."""
