@@ -38,6 +38,7 @@ import torch
 
 from hardsoft.check import formula_reference
 from hardsoft.compile import compile_formula
+from hardsoft.experiments.long_inputs import word_ids
 from hardsoft.logic import parse
 from hardsoft.model import save_model
 from hardsoft.model.fastpath import dense_reference, fast_paths
@@ -81,21 +82,9 @@ def plain_loop(n: int, heads: int, d: int = 2, block: int = 2048) -> None:
             out[s:e] = torch.softmax(scores, -1) @ v
 
 
-def word_ids(name: str, n: int, seed: int) -> np.ndarray:
-    """One input ``[1, n]``: uniform random symbols; for DYCK-1 a random balanced string (a
-    random arrangement of n/2 pairs rotated by the cycle lemma), so the prefixes are members
-    and near misses rather than almost all broken."""
-    rng = np.random.default_rng(seed)
-    if name != "dyck1":
-        return rng.integers(0, 2, size=(1, n))
-    steps = rng.permutation(np.repeat([0, 1], n // 2))  # 0 = "(", 1 = ")"
-    start = int(np.argmin(np.cumsum(1 - 2 * steps))) + 1
-    return np.roll(steps, -start)[None]
-
-
 def forward_row(name: str, model, n: int, args) -> dict:
     formula, alphabet = FORMULAS[name]
-    ids = word_ids(name, n, n)
+    ids = word_ids(n, np.random.default_rng(n), balanced=name == "dyck1")
     ref = formula_reference(parse(formula, alphabet=tuple(alphabet)), alphabet)(ids)
     tokens = torch.from_numpy(ids)
     heads = sum(len(b.heads) for b in model.blocks)
@@ -115,7 +104,7 @@ def forward_row(name: str, model, n: int, args) -> dict:
 
 def cli_row(name: str, path: Path, n: int, tmp: Path) -> dict:
     formula, alphabet = FORMULAS[name]
-    ids = word_ids(name, n, n + 1)
+    ids = word_ids(n, np.random.default_rng(n + 1), balanced=name == "dyck1")
     word = "".join(alphabet[c] for c in ids[0])
     (tmp / "in.txt").write_text(word + "\n")
     before, cpu = load(), child_cpu()

@@ -39,7 +39,7 @@ def test_a_wrong_model_is_counted() -> None:
 
 
 def test_dyck1_words_are_balanced() -> None:
-    ids = word_ids("DYCK-1", 1000, np.random.default_rng(0))[0]
+    ids = word_ids(1000, np.random.default_rng(0), balanced=True)[0]
     depth = np.cumsum(1 - 2 * ids)
     assert depth.min() >= 0 and depth[-1] == 0
 

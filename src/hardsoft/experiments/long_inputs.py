@@ -48,11 +48,11 @@ QUICK = Plan(("PARITY (MOD)", "MAJORITY", "DYCK-1"), (1024, 4096, 100_000, 1_000
 FULL = Plan(tuple(FORMULAS), (1024, 4096, 16384, 100_000, 1_000_000), 16384, 100_000)
 
 
-def word_ids(name: str, n: int, rng: np.random.Generator) -> np.ndarray:
-    """One input ``[1, n]``: uniform random symbols; for DYCK-1 a random balanced string (a
-    random arrangement of n/2 pairs rotated by the cycle lemma), so that its prefixes are
-    members and near misses rather than almost all broken."""
-    if name != "DYCK-1":
+def word_ids(n: int, rng: np.random.Generator, *, balanced: bool = False) -> np.ndarray:
+    """One input ``[1, n]`` over two symbols: uniform random, or (``balanced``) a random
+    balanced bracket string (a random arrangement of n/2 pairs rotated by the cycle lemma), so
+    that its prefixes are members and near misses rather than almost all broken."""
+    if not balanced:
         return rng.integers(0, 2, size=(1, n))
     steps = rng.permutation(np.repeat([0, 1], n // 2))  # 0 = "(", 1 = ")"
     start = int(np.argmin(np.cumsum(1 - 2 * steps))) + 1
@@ -75,7 +75,7 @@ def _run(model: Transformer, tokens: torch.Tensor, ref: np.ndarray) -> dict[str,
 def formula_row(name: str, model: Transformer, n: int, plan: Plan, seed: int) -> dict[str, Any]:
     """One model at one length: fast (and dense) time and mismatches, and the heads' paths."""
     formula, alphabet = FORMULAS[name]
-    ids = word_ids(name, n, np.random.default_rng([seed, n]))
+    ids = word_ids(n, np.random.default_rng([seed, n]), balanced=name == "DYCK-1")
     ref = formula_reference(parse(formula, alphabet=tuple(alphabet)), alphabet)(ids)[0]
     tokens = torch.from_numpy(ids)
     fast = _run(model, tokens, ref)
