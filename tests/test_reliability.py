@@ -457,6 +457,7 @@ def test_compile_library_refuses_repeats_too() -> None:
         ["random-model", "-o", "{dir}/big.safetensors", "--heads", str(10**12)],
         ["random-model", "-o", "{dir}/big.safetensors", "--features", "learned:10000000000"],
         ["sensitivity", "{soft}", "--lengths", "100000000"],
+        ["sensitivity", "{soft}", "--lengths", "2", "--flips", str(2**63)],  # fuzz-found
         ["train", "-o", "{dir}/big-run", "--heads", str(2**63)],
         ["restrict", "{hard}", "--n", str(10**9), "--language", "parity-even"],
         ["train", "-o", "{dir}/big-run", "--max-n", str(10**7), "--steps", "1"],

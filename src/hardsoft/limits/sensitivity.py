@@ -511,13 +511,14 @@ def _supplement(head: Head, u0: torch.Tensor, uv: torch.Tensor, rows: torch.Tens
 
 
 def _require_memory(
-    model: Transformer, n: int, samples: int, batch: int, chunk: int, device: str
+    model: Transformer, n: int, samples: int, flips: int, batch: int, chunk: int, device: str
 ) -> None:
-    """Refuse lengths whose inputs, residual streams (every layer, for the reference and a
-    batch of variants) and forward pass cannot fit, before any of them is allocated."""
+    """Refuse lengths whose inputs, flip plan, residual streams (every layer, for the reference
+    and a batch of variants) and forward pass cannot fit, before any of them is allocated."""
     streams = (batch + 1) * n * model.spec.d_model * (len(model.spec.layers) + 1)
-    nbytes = 8 * (samples * n + streams) + memory.forward_bytes(model.spec, batch, n, 8, chunk)
-    memory.require(nbytes, f"measuring {batch} variants of length {n}", device)
+    nbytes = 8 * (samples * n + flips + streams)
+    nbytes += memory.forward_bytes(model.spec, batch, n, 8, chunk)
+    memory.require(nbytes, f"measuring {flips} flips of {samples} inputs of length {n}", device)
 
 
 def _flip_fractions(flips: int, seed: int) -> np.ndarray:
@@ -582,7 +583,7 @@ def measure_sensitivity(
     seed = validate.seed(seed)
     chunk_size = validate.positive_int(chunk_size, "chunk_size")
     dev = torch.device(validate.device(device)) if device else model.device
-    _require_memory(model, max(lengths), samples, min(batch, flips), chunk_size, str(dev))
+    _require_memory(model, max(lengths), samples, flips, min(batch, flips), chunk_size, str(dev))
     m = copy.deepcopy(model).to(device=dev, dtype=torch.float64).eval()
     if len(m.spec.alphabet) < 2:
         raise HardsoftError("a one-symbol alphabet has no single-symbol changes")
