@@ -192,3 +192,13 @@ def path_argument(metavar: str, help: str) -> Any:
 
 def _path_arg(value: Any, name: str) -> Path:
     return Path(validate.path_text(value, name))
+
+
+def load_model(path: str | Path, device: str = "cpu") -> Any:
+    """:func:`hardsoft.model.load_model`, plus the acceptance readout of a model written by
+    ``hardsoft train`` before it stored one (resolved by its declared process name:
+    :func:`hardsoft.learn.readout.declare_readout`)."""
+    from hardsoft.learn.readout import declare_readout
+    from hardsoft.model import load_model as _load
+
+    return declare_readout(_load(path, device=device))

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from hardsoft.errors import HardsoftError
+from hardsoft.learn.readout import declare_readout
 from hardsoft.model import (
     HeadSpec,
     LayerNormPlacement,
@@ -130,7 +131,7 @@ def load_trained(path: Path, cfg: ArchConfig, alphabet: tuple[str, ...], device:
     if not Path(path).is_file():
         raise HardsoftError(f"no trained model at {str(path)!r}")
     if cfg.arch == "transformer":
-        return load_model(path, device=device)
+        return declare_readout(load_model(path, device=device))
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
