@@ -182,9 +182,8 @@ def _print_table(data: dict) -> None:
     console.print(table)
     if data["slope"] is not None:
         lo, hi = data["slope_ci"]
-        console.print(
-            f"log-log slope of the max influence: {data['slope']:.3f} [{lo:.3f}, {hi:.3f}]"
-        )
+        interval = f"[{lo:.3f}, {hi:.3f}]" if lo is not None else f"({data['slope_ci_note']})"
+        console.print(f"log-log slope of the max influence: {data['slope']:.3f} {interval}")
     if data["bound_reasons"]:
         console.print("no bound to check: " + "; ".join(data["bound_reasons"]))
     else:
