@@ -436,3 +436,42 @@ def test_no_hard_heads_is_written_back_unchanged(files, key) -> None:
     assert again.spec.layers == model.spec.layers
     words = ["0110", "1", "10101"]
     assert max_error(model, again, words) == 0.0
+
+
+def test_class_propagation_certifies_every_word() -> None:
+    """A unique-hard model with finitely many position-feature values and random (non-dyadic)
+    weights: no grid, but class propagation certifies its gaps for every n; checked on every
+    word up to 10 and on random words at n = 200."""
+    from hardsoft.convert.coverage import verify_all
+
+    hard = random_model(
+        weighting="rightmost", mask="future", layers=1, heads=2, d_model=16, seed=3,
+        position_features=("1", "(-1)^i", "[i=1]"), dtype=torch.float64,
+    )  # fmt: skip
+    r = soften(hard, n=200)
+    assert r.gap_source == "classes" and r.case == "certified for all words to n"
+    assert r.tau.endswith("/n**1")  # tie-break γ/(2n)
+    check = verify_all(hard, r.model, 10, r.eps)
+    assert check.ok and check.max_error <= r.error_bound
+    rng = np.random.default_rng(0)
+    words = ["".join(rng.choice(["0", "1"], 200)) for _ in range(8)]
+    assert max_error(hard, r.model, words) <= r.error_bound
+
+
+def test_measured_gap_works_where_a_fast_path_ran() -> None:
+    """The fast paths record no attention pattern (soften at n = 1000 was a KeyError): the
+    measurement then recomputes the hard choice with the head's own rule, which gives the same
+    rows as the recorded pattern."""
+    from hardsoft.convert import gaps as G
+
+    hard = random_model(
+        weighting="rightmost", mask="future", layers=1, heads=2, d_model=8, seed=1,
+        position_features=("1", "(-1)^i"), dtype=torch.float64,
+    )  # fmt: skip
+    words = ["0110100111", "1111100000", "0101010101"]
+    tr = hard(hard.encode(words), trace=True).trace
+    bare = {k: v for k, v in tr.items() if not k.endswith(".pattern")}
+    assert len(bare) < len(tr)
+    for g in G.hard_heads(hard):
+        for a, b in zip(G._head_rows(hard, tr, g, 10, None), G._head_rows(hard, bare, g, 10, None)):
+            assert torch.equal(a, b)

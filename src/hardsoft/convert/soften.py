@@ -43,6 +43,7 @@ from hardsoft.convert.gaps import (
     INF,
     HeadGap,
     certified_gaps,
+    class_gaps,
     declared_hints,
     given_gaps,
     measured_gaps,
@@ -189,6 +190,12 @@ def _gaps(
         return certified_gaps(model, n_max), "certified", n_max, None, None, notes, C.GRID
     except HardsoftError as exc:
         reason = str(exc)
+    try:
+        m = class_gaps(model)
+        notes.append(f"no grid certificate ({reason}); gaps certified by class propagation")
+        return m.heads, "classes", n_max, m.activations, None, notes, C.ALL_WORDS
+    except HardsoftError as exc:
+        reason += f"; no class certificate ({exc})"
     every = C.exhaustive_words(tuple(model.spec.alphabet), n_max)
     if every is not None:
         words, info = every
