@@ -108,6 +108,12 @@ def test_compiler_experiment_rows_use_the_table() -> None:
     )  # E = P | . | F: non-strict shifts
 
 
+def test_model_label_names_each_difference_once() -> None:
+    model = compile_formula("E ('a' & X 'b')", "ab", "hard", masks="nonstrict")
+    label = model_label("Thm. 12", [h["theorem"] for h in model.meta["certificate"]["heads"]])
+    assert label.count("hard attention") == 1 and label.startswith(f"{OWN} (hard attention")
+
+
 def test_logic_route_label() -> None:
     from hardsoft.programs.routes import build
 

@@ -144,7 +144,8 @@ def model_label(result: str, labels: list[str]) -> str:
     if labels and all(lab.endswith(f"({AS_STATED})") for lab in labels):
         return f"{CITE} {result} ({AS_STATED})"
     own = [lab for lab in labels if lab.startswith(OWN)]
-    reasons = sorted({lab[len(OWN) + 2 : lab.index("; cf.")] for lab in own})
+    found = {lab[len(OWN) + 2 : lab.index("; cf.")] for lab in own}
+    reasons = sorted(r for r in found if not any(r != o and r in o for o in found))
     what = ", ".join(reasons) if reasons else "no attention head"
     return f"{OWN} ({what}; cf. {CITE} {result})"
 

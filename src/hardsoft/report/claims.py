@@ -229,7 +229,8 @@ def _learning(m: Mapping[str, Any]) -> tuple[str, str]:
     claim="Softmax with temperature simulates general (unique- and average-) hard attention, "
     "τ set by the attention gap; the hard counterpart of a trained softmax model fails PARITY",
     paper="Yang et al. (2026), general hard attention (published version); Hahn (2020) §5",
-    what_ran="random UHAT/AHAT models (gap measured on words) and compiled hard formulas "
+    what_ran="random UHAT/AHAT models (gap measured on a word list: the bound covers those "
+    "words only) and compiled hard formulas "
     "(certified gap, n = 200) softened, against the bound and the logic evaluator; a trained "
     "PARITY transformer hardened and restricted at n = 256",
 )
