@@ -3,7 +3,8 @@
 is compiled for every target (unique/average-hard, softmax with τ(n) and bounded position
 features, softmax with τ = 1 and unbounded features; causal where the theorem is about
 future-masked decoders) and both mask modes (``strict``; ``nonstrict``: only the masks none,
-j ≤ i and j ≥ i, with the paper's constructions), and checked against the logic evaluator on
+j ≤ i and j ≥ i; each row labelled from :mod:`hardsoft.compile.results`: "as stated" only if
+every head is the paper's construction), and checked against the logic evaluator on
 all short strings and on long random ones.
 
 A side-by-side table compares the two mask modes on soft-temperature: layers, heads, width,
