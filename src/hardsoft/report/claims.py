@@ -132,7 +132,9 @@ def _restrictions(m: Mapping[str, Any]) -> tuple[str, str]:
     "temperature τ(n) or unbounded position embeddings",
     paper="Yang et al. (2026) §4",
     what_ran="formulas compiled to hard, soft-temperature and soft-pe models, every position "
-    "compared with the logic evaluator",
+    "compared with the logic evaluator; many heads are our own constructions, not the "
+    "paper's (each row's label says which; MOD of a count needs τ = Θ(1/n³)); Theorem "
+    "16(a) is not built",
 )
 def _compiler(m: Mapping[str, Any]) -> tuple[str, str]:
     bad, largest = int(m["mismatches"]), int(m["largest_n_checked"])
