@@ -208,7 +208,13 @@ def test_certificate_names_the_theorem_of_every_head() -> None:
     heads = model.meta["certificate"]["heads"]
     assert "Thm. 15" in model.meta["certificate"]["constructions"]["S/U/P/F"]
     cited = {h["gadget"]: h["theorem"] for h in heads}
-    assert all(h["theorem"].startswith("Yang et al. (2026) ") for h in heads)
+    stated = [h["theorem"] for h in heads if h["theorem"].endswith("(as stated)")]
+    own = [h["theorem"] for h in heads if h["theorem"].startswith("own construction (")]
+    assert len(stated) + len(own) == len(heads)
+    assert all(t.startswith("Yang et al. (2026) ") for t in stated)
+    assert all("cf. Yang et al. (2026) " in t for t in own)
+    assert cited["prev-even"] == "Yang et al. (2026) Thm. 12 (as stated)"
+    assert cited["shift-past-nonstrict"].startswith("own construction")
     assert "Prop. 11a" in cited["first"] and "Prop. 11b" in cited["last"]
     assert "Thm. 12" in cited["prev-even"] and "Thm. 12" in cited["prev-odd"]
     assert "Thm. 15" in cited["shift-past-nonstrict"]

@@ -239,7 +239,6 @@ def files(tmp_path_factory) -> dict[str, Path]:
 @pytest.mark.parametrize(
     "key, extra, message",
     [
-        ("soft", [], "no hard attention heads"),
         ("hard", ["--gap", "0"], "--gap must be a positive number"),
         ("hard", ["--gap", "-2.5"], "--gap must be a positive number"),
         ("hard", ["--eps", "0.5"], "--eps must be in (0, 1/2)"),
@@ -338,3 +337,141 @@ def test_package_root_exports() -> None:
     assert hardsoft.soften is soften and hardsoft.harden is harden
     with pytest.raises(AttributeError):
         _ = hardsoft.no_such_thing  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------- coverage (#22)
+REPRO_WORDS = ["0110", "10", "111000", "0101010101", "110100111010001101", "0" * 30]
+
+
+def _repro_model() -> torch.nn.Module:
+    """The reproducer of the measured-gap problem (rightmost, future, 2 layers, seed 3)."""
+    return random_model(
+        weighting="rightmost", mask="future", layers=2, heads=2, d_model=16, seed=3,
+        dtype=torch.float64,
+    )  # fmt: skip
+
+
+def test_measured_gap_warns_and_says_so_first(files) -> None:
+    hard = _repro_model()
+    path, out = files["dir"] / "repro.st", files["dir"] / "repro-soft.st"
+    save_model(hard, path)
+    words = files["dir"] / "repro-words.txt"
+    words.write_text("\n".join(REPRO_WORDS))
+    res = cli("soften", str(path), "-o", str(out), "--gap-inputs", str(words), "--verify-n", "9")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[0].startswith("measured on given words only:")
+    assert "covers only the measured words" in res.stderr
+    res = cli(
+        "soften", str(path), "-o", str(out), "--gap-inputs", str(words), "--json",
+        "--verify-n", "9",
+    )  # fmt: skip
+    info = json.loads(res.stdout)
+    assert info["covers"] == "measured words" and info["case"] == "measured on given words only"
+    assert "covers only the measured words" in res.stderr
+    # the verification runs every word up to 9, against the hard model
+    soft = load_model(out)
+    every = [w for k in range(1, 10) for w in map("".join, itertools.product("01", repeat=k))]
+    assert info["verified"]["words"] == len(every) == 1022
+    assert info["verified"]["max_error"] == pytest.approx(max_error(hard, soft, every), abs=1e-12)
+    assert info["verified"]["ok"] == (info["verified"]["max_error"] <= 0.25)
+
+
+def test_default_certifies_all_words_when_few_enough(files) -> None:
+    """No grid (random weights) but few words up to n: the gap is measured on every one of
+    them, so the bound holds on every word up to n; checked on all of them."""
+    hard = _repro_model()
+    r = soften(hard, n=9)
+    assert r.gap_source == "exhaustive" and r.case == "certified for all words to n"
+    assert r.covers() == "all words up to n" and r.error_bound <= 0.25
+    every = [w for k in range(1, 10) for w in map("".join, itertools.product("01", repeat=k))]
+    assert max_error(hard, r.model, every) <= r.error_bound
+    path, out = files["dir"] / "repro9.st", files["dir"] / "repro9-soft.st"
+    save_model(hard, path)
+    res = cli("soften", str(path), "-o", str(out), "--n", "9")
+    assert res.returncode == 0 and "warning" not in res.stderr
+    assert res.stdout.startswith("certified for all words to n: error bound")
+    # too many words: a stated sample, with the warning
+    res = cli("soften", str(path), "-o", str(out), "--n", "40", "--samples", "2", "--json")
+    info = json.loads(res.stdout)
+    assert info["covers"] == "measured words" and "covers only the measured words" in res.stderr
+
+
+def test_grid_certificate_is_the_first_line(files) -> None:
+    model = compile_formula("'1' S '0'", target="hard", alphabet="01")
+    path, out = files["dir"] / "since.st", files["dir"] / "since-soft.st"
+    save_model(model, path)
+    res = cli("soften", str(path), "-o", str(out), "--n", "50")
+    assert res.returncode == 0 and res.stdout.startswith("certified by grid: error bound")
+    assert "warning" not in res.stderr
+
+
+def test_all_tied_heads_report_the_tiebreak_gap() -> None:
+    """Every row of each unique-hard head is tied (constant scores): the gap reported is the
+    one the tie-break leaves, not 1e308."""
+    model = compile_formula("Y Y '1' & X '0'", target="hard", alphabet="01")
+    r = soften(model, gap_inputs=["0110", "10", "111000"])
+    assert all(h.coef == math.inf and h.tied_rows > 0 for h in r.heads)
+    assert r.gap == pytest.approx(min(h.effective for h in r.heads))  # type: ignore[type-var]
+    assert 0 < r.gap < 1 and r.to_dict()["gap"] == r.gap
+
+
+@pytest.mark.parametrize("key", ["one", "soft"])
+def test_no_hard_heads_is_written_back_unchanged(files, key) -> None:
+    model = (
+        compile_formula("'1'", target="hard", alphabet="01")
+        if key == "one"
+        else load_model(files["soft"])
+    )
+    r = soften(model)
+    assert r.heads == [] and r.error_bound == 0 and r.case == "nothing to soften"
+    for (k, a), (_, b) in zip(model.state_dict().items(), r.model.state_dict().items()):
+        assert torch.equal(a, b), k
+    path, out = files["dir"] / f"nohard-{key}.st", files["dir"] / f"nohard-{key}-out.st"
+    save_model(model, path)
+    res = cli("soften", str(path), "-o", str(out), "--json")
+    assert res.returncode == 0, res.stderr
+    info = json.loads(res.stdout)
+    assert info["heads"] == [] and any("unchanged" in note for note in info["notes"])
+    again = load_model(out)
+    assert again.spec.layers == model.spec.layers
+    words = ["0110", "1", "10101"]
+    assert max_error(model, again, words) == 0.0
+
+
+def test_class_propagation_certifies_every_word() -> None:
+    """A unique-hard model with finitely many position-feature values and random (non-dyadic)
+    weights: no grid, but class propagation certifies its gaps for every n; checked on every
+    word up to 10 and on random words at n = 200."""
+    from hardsoft.convert.coverage import verify_all
+
+    hard = random_model(
+        weighting="rightmost", mask="future", layers=1, heads=2, d_model=16, seed=3,
+        position_features=("1", "(-1)^i", "[i=1]"), dtype=torch.float64,
+    )  # fmt: skip
+    r = soften(hard, n=200)
+    assert r.gap_source == "classes" and r.case == "certified for all words to n"
+    assert r.tau.endswith("/n**1")  # tie-break γ/(2n)
+    check = verify_all(hard, r.model, 10, r.eps)
+    assert check.ok and check.max_error <= r.error_bound
+    rng = np.random.default_rng(0)
+    words = ["".join(rng.choice(["0", "1"], 200)) for _ in range(8)]
+    assert max_error(hard, r.model, words) <= r.error_bound
+
+
+def test_measured_gap_works_where_a_fast_path_ran() -> None:
+    """The fast paths record no attention pattern (soften at n = 1000 was a KeyError): the
+    measurement then recomputes the hard choice with the head's own rule, which gives the same
+    rows as the recorded pattern."""
+    from hardsoft.convert import gaps as G
+
+    hard = random_model(
+        weighting="rightmost", mask="future", layers=1, heads=2, d_model=8, seed=1,
+        position_features=("1", "(-1)^i"), dtype=torch.float64,
+    )  # fmt: skip
+    words = ["0110100111", "1111100000", "0101010101"]
+    tr = hard(hard.encode(words), trace=True).trace
+    bare = {k: v for k, v in tr.items() if not k.endswith(".pattern")}
+    assert len(bare) < len(tr)
+    for g in G.hard_heads(hard):
+        for a, b in zip(G._head_rows(hard, tr, g, 10, None), G._head_rows(hard, bare, g, 10, None)):
+            assert torch.equal(a, b)

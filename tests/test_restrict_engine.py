@@ -258,3 +258,30 @@ def test_compiled_hard_models_large_n(formula, n):
         r = restrict(m, n, lang)
         _check_witness(m, r, lang)
         assert flip_test(m, r, trials=1000, seed=n)["changed"] == 0
+
+
+@pytest.mark.parametrize(
+    "c, H, eta, C, q, S",
+    [(1, 1, 0.25, 1.0, 0.9, 2), (2, 2, 0.1, 0.5, 0.5, 2), (3, 1, 0.45, 0.3, 0.95, 3)],
+)
+def test_paper_k_meets_lemma17_condition_with_the_factor_c(c, H, eta, C, q, S) -> None:
+    """Hahn's supplement, Lemma 17 (eq. 14): each of at most |V| n / k iterations fixes up to
+    c inputs, so the free set keeps (1 − 2η) C n positions only if |V| c / k <= η C (|V| = S^c;
+    2^c c / k in the binary case). The returned k meets that and condition (12), and k/2 fails
+    one of them (conditions evaluated here from the supplement's formulas)."""
+    import math
+
+    from hardsoft.limits.depth_reduction import paper_k
+
+    def meets(k: float) -> bool:
+        V = S**c
+        A = 1 / (k * k)
+        f = (V * V / eta) * c * c * k * k * H / C
+        log_d = math.log1p(-((q / S) ** c)) * eta * C / (c * c)
+        rhs = (math.log(A) + math.log(0.5) + f * math.log1p(-A)) / k if A < 1 else -math.inf
+        return log_d <= rhs and V * c / k <= eta * C
+
+    k = paper_k(c, H, eta, C, q, S)
+    assert math.isfinite(k) and meets(k)
+    assert S**c * c / k <= eta * C
+    assert k == 1 or not meets(k / 2)

@@ -44,20 +44,32 @@ def soften_cmd(
         16, "--samples", lo=1, help="Words per length when the gap is measured on a sample."
     ),
     seed: int = seed_option(help="Seed of that sample (0 <= seed < 2^64)."),
+    verify_n: int = int_option(
+        None,
+        "--verify-n",
+        lo=1,
+        help="Also run every word of length <= N through both models and report the largest "
+        "|softened - hard| (at most 2^18 words).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Simulate a hard-attention model by softmax attention with temperature.
 
     Every unique-hard and average-hard head becomes a softmax head at a temperature τ set by
     its attention gap (Yang, Strobl, Chiang & Angluin, TACL 2026); unique-hard ties are broken
-    by a position term in the score. The gap is certified (scores on a known grid: compiled
-    formulas and programs, dyadic weights with integer features), measured exactly on
-    `--gap-inputs` (or on a stated random sample), or given with `--gap`. The JSON reports
-    `tau`, `gap`, `gap_source`, `error_bound` (on |softened − hard| over every output, on the
-    inputs it covers) and `n`; the model file carries the same certificate in
-    meta["softened"]. See docs/soften.md."""
+    by a position term in the score. The first output line says which inputs the error bound
+    covers: *certified for all words to n* (the gap measured on every word up to `--n` when
+    there are at most 2^14), *certified by grid* (scores on a known grid: compiled formulas and
+    programs, dyadic weights with integer features; every word up to n), or *measured on given
+    words only* (`--gap-inputs`, or a stated random sample when nothing else is possible: a
+    warning on stderr, and other words may exceed the bound; check them with `--verify-n`);
+    `--gap` is taken on trust. The JSON reports `case`, `covers`, `tau`, `gap`, `gap_source`,
+    `error_bound` (on |softened − hard| over every output, on the inputs it covers) and `n`;
+    the model file carries the same certificate in meta["softened"]. A model with no hard
+    heads is written back unchanged (`heads: []`). See docs/soften.md."""
     from hardsoft.cli.common import load_model
     from hardsoft.convert import soften
+    from hardsoft.convert.coverage import MEASURED, MEASURED_WARNING, verify_all
     from hardsoft.convert.gaps import read_words
     from hardsoft.model import save_model
 
@@ -69,17 +81,27 @@ def soften_cmd(
         hard_out = model.run_words(words)
         soft_out = result.model.run_words(words)
         info["measured_error"] = max(float(np.abs(a - b).max()) for a, b in zip(hard_out, soft_out))
+    verification = None
+    if verify_n is not None:
+        verification = verify_all(model, result.model, verify_n, eps)
+        info["verified"] = verification.to_dict()
     save_model(result.model, out)
     info["path"] = str(out)
+    if result.case == MEASURED:
+        typer.echo(MEASURED_WARNING, err=True)
     if as_json:
         print_json(info)
         return
+    print(f"{result.case}: error bound {info['error_bound']:.3g} on {result.coverage()}")
     print(f"{model_path} -> {out}: {len(result.heads)} hard heads softened")
-    print(
-        f"gap ({info['gap_source']}) = {info['gap']:.4g} at n = {info['n']}; "
-        f"tau = {info['tau']} (theta = {info['theta']:.4g})"
-    )
-    print(f"error bound {info['error_bound']:.3g} on {result.covers()}")
+    if result.heads:
+        gap = "none (no scored head)" if info["gap"] is None else f"{info['gap']:.4g}"
+        print(
+            f"gap ({info['gap_source']}) = {gap} at n = {info['n']}; "
+            f"tau = {info['tau']} (theta = {info['theta']:.4g})"
+        )
+    if verification is not None:
+        print(verification.describe())
     if "measured_error" in info:
         print(f"measured max |softened - hard| = {info['measured_error']:.3g}")
     for note in info["notes"]:

@@ -1,7 +1,7 @@
 """``hardsoft program list`` and ``hardsoft program NAME [--k K] [--route R] --target T -o FILE``:
 the §6 tasks of Yang, Strobl, Chiang & Angluin (TACL 2026) by two routes — ``tieless``
 (average-hard programs converted to softmax by their Theorem 26) and ``logic`` (temporal-logic
-formulas with named outputs, compiled by their Corollary 17)."""
+formulas with named outputs, compiled by the logic compiler, cf. their Corollary 17)."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def program_cmd(
     route: str = typer.Option(
         "tieless",
         "--route",
-        help="tieless (AHAT program + Theorem 26) or logic (named LTL outputs + Corollary 17).",
+        help="tieless (AHAT program + Theorem 26) or logic (named LTL outputs, cf. Corollary 17).",
     ),
     target: str | None = typer.Option(
         None,

@@ -13,7 +13,7 @@ length and its supremum over all lengths. Derivations are in docs/compiler.md:
       ε(n) = q/(1 − q) + (n − 1) e^{−λ(n+1)/2 − δ},   q = e^{−λ/2},  δ = λ/2 (strict) or 0
 
 * :class:`ParityBound` (``Y``/``X`` with non-strict masks, the ``(−1)^i`` construction of
-  Thms. 12/13): scaled score ``λ M (−1)^j ± λ j`` with ``M >= n`` (or the number of allowed
+  Thm. 12): scaled score ``λ M (−1)^j ± λ j`` with ``M >= n`` (or the number of allowed
   positions): positions of the wanted parity decay by ``e^{−2λ}`` per step, the others are at
   least ``λ(2n − 1)`` below::
 

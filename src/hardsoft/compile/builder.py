@@ -11,8 +11,14 @@ The builder is target-independent: what a head's scores look like on each target
 the :class:`~hardsoft.compile.targets.Gadgets` object. The mask mode is the second axis and
 is consulted in two places only: how ``[i = 1]``/``[i = n]`` are obtained (:meth:`flag`:
 position features, or Yang et al. (2026) Prop. 11 with non-strict masks) and how a strict
-``Y``/``X`` is built (:meth:`_shift`: one strict-mask head, or the ``(−1)^i`` construction
-of Thms. 12/13).
+``Y``/``X`` is built (:meth:`_shift`: one strict-mask head, or Thm. 12's ``(−1)^i``
+construction). Each head names its construction; its label comes from the constructions ↔
+results table (:mod:`hardsoft.compile.results`).
+
+One job (scheduling IR nodes into layers and emitting their gadgets): the scheduling and the
+gadget emission share the same per-node state (readiness stages, caches, pending ramps), so
+splitting them along the node types would pass that state back and forth rather than
+separate concerns; the targets' score formulas and the labels already live elsewhere.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from hardsoft.compile.ir import (
     Lin,
     mk_geq,
 )
+from hardsoft.compile.results import head_label
 from hardsoft.compile.targets import GADGETS, HeadPlan, MaskMode, Target, shift_mask
 from hardsoft.craft import AttentionHead, CraftLayer, LinearForm, Neuron, ramp, round_bool
 from hardsoft.model.features import parse_feature
@@ -48,8 +55,6 @@ MAX_AND_EPS = 0.4
 
 PARITY_SLACK = 0.3
 """The parity ramps read ``x`` between ``2 + 0.3`` and ``3 − 0.3`` (valid for ε <= 0.15)."""
-
-CITE = "Yang et al. (2026)"
 
 
 @dataclass(frozen=True)
@@ -196,7 +201,7 @@ class Builder:
         plan: HeadPlan,
         output: dict[str, LinearForm],
         gadget: str,
-        theorem: str,
+        construction: str,
     ) -> AttentionHead:
         """Add one head (the plan's weighting, scores and τ under ``mask``) to layer ``index``
         and record its certificate entry."""
@@ -208,7 +213,8 @@ class Builder:
                 "layer": index,
                 "head": len(layer.heads),
                 "gadget": gadget,
-                "theorem": f"{CITE} {theorem}",
+                "construction": construction,
+                "theorem": self.label(construction),
                 "weighting": str(plan.weighting),
                 "mask": str(mask),
                 "tau": tau,
@@ -224,17 +230,19 @@ class Builder:
         return head
 
     def uniform_head(
-        self, index: int, mask: Mask, output: dict[str, LinearForm], gadget: str, theorem: str
+        self, index: int, mask: Mask, output: dict[str, LinearForm], gadget: str, construction: str
     ) -> None:
         """A uniform head (no scores): the exact average over the allowed positions."""
         plan = HeadPlan(self.gadgets.uniform, [], [], None, B.Exact("exact (uniform attention)"))
-        self.add_head(index, mask, plan, output, gadget, theorem)
+        self.add_head(index, mask, plan, output, gadget, construction)
 
     def add_neurons(self, index: int, neurons: list[Neuron]) -> None:
         self.layer(index).neurons.extend(neurons)
 
-    def cite(self, noncausal: str, causal: str) -> str:
-        return causal if self.causal else noncausal
+    def label(self, construction: str) -> str:
+        """The head's label, from the constructions ↔ results table (compile/results.py)."""
+        masks = "nonstrict" if self.nonstrict else "strict"
+        return head_label(construction, str(self.target), masks, self.causal)
 
     # ---- requirements gathered before emission
     def prepare(self, nodes: list[BNode]) -> None:
@@ -376,7 +384,7 @@ class Builder:
             mask,
             {tmp: {self.feat("(-1)^i"): 1.0}},
             "first" if first else "last",
-            "Prop. 11a" if first else "Prop. 11b",
+            "first" if first else "last",
         )
         parts = [Part({tmp: -1.0}, 0.5, 0.9, 1.0)]
         if not first:
@@ -391,11 +399,11 @@ class Builder:
             return self._parity_shift(node)
         return self._head_shift(node)
 
-    def _shift_theorem(self, node: BShift) -> str:
-        if node.pred == TRUE:
-            return self.cite("Thm. 12", "Thm. 13")
-        causal = "Cor. 18" if self.target is Target.SOFT_TEMPERATURE else "Thm. 16"
-        return self.cite("Thm. 15", causal) + ("" if node.strict else " (non-strict since/until)")
+    @staticmethod
+    def _shift_construction(node: BShift) -> str:
+        if not node.strict:
+            return "nonstrict-shift"
+        return "strict-shift-yx" if node.pred == TRUE else "strict-shift-su"
 
     def _head_shift(self, node: BShift) -> Value:
         """One head attends to the nearest position where the predicate holds (``val``
@@ -406,7 +414,7 @@ class Builder:
         plan = self.gadgets.shift(self.feat, p.form, past, node.strict)
         gadget = ("shift-past" if past else "shift-future") + ("" if node.strict else "-nonstrict")
         mask = shift_mask(past, node.strict)
-        theorem = self._shift_theorem(node)
+        theorem = self._shift_construction(node)
         if plan.bound.exact:
             dst = self.new("shift")
             self.add_head(layer, mask, plan, {dst: dict(v.form)}, gadget, theorem)
@@ -437,7 +445,7 @@ class Builder:
                 parity_j = {self.one: 0.5, alt: 0.5 if even else -0.5}
                 at_i = {self.one: 0.5, alt: -0.5 if even else 0.5}
                 gadget = ("prev" if past else "next") + ("-even" if even else "-odd")
-                theorem = self.cite("Thm. 12", "Thm. 13") + " ((-1)^i construction)"
+                theorem = "parity-pair"
                 head = self.add_head(
                     layer, shift_mask(past, False), plan, {gate: parity_j}, gadget, theorem
                 )
@@ -472,7 +480,7 @@ class Builder:
             layer = att_layer(v.ready)
             dst = self.new("count")
             mask = Mask.FUTURE if count.direction == "pre" else Mask.PAST
-            theorem = self.cite("Thm. 20 (counting by uniform attention)", "Thm. 21")
+            theorem = "count"
             self.uniform_head(layer, mask, {dst: dict(v.form)}, f"count-{count.direction}", theorem)
             self.cache[key] = Value({dst: 1.0}, 2 * layer + 1)
         return self.cache[key]
@@ -492,7 +500,7 @@ class Builder:
                 Mask.PAST,
                 {dst: dict(last.form)},
                 "inverse-suffix-length",
-                "Prop. 11b (remark)",
+                "inverse-suffix",
             )
             self.cache[key] = Value({dst: 1.0}, 2 * layer + 1)
         return self.cache[key]
@@ -526,7 +534,7 @@ class Builder:
             plan.float_limit = B.sign_float(coef_sum)
         alt = self.feat("(-1)^i")
         tmp, dst = self.new("sign_att"), self.new("sign")
-        theorem = self.cite("Thm. 20 (comparison of counts)", "Thm. 21")
+        theorem = "sign"
         mask = Mask.FUTURE if pre else Mask.NONE
         self.add_head(layer, mask, plan, {tmp: {self.one: 0.5, alt: 0.5}}, f"sign-{kind}", theorem)
         x_eff = lin_form((x, 1.0), *((omz, -float(c)) for omz, c in one_minus))
@@ -598,7 +606,7 @@ class Builder:
             for rho in range(m):
                 tmps[(m, rho)] = self.new(f"residue{m}_att" if soft else f"residue{m}")
                 output[tmps[(m, rho)]] = {self.feat(f"[i mod {m} = {rho}]"): 1.0}
-        theorem = self.cite("Thm. 20 (table lookup, Lemma 7)", "Thm. 21")
+        theorem = "lookup"
         self.add_head(layer, mask, plan, output, f"lookup-{count.direction}", theorem)
         if count in self.need_r:
             result["R"] = Value({r_name: 1.0}, 2 * layer + 1)

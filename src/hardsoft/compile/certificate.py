@@ -89,17 +89,18 @@ CONSTRUCTIONS = {
         "E": "P phi | phi | F phi",
     },
     MaskMode.NONSTRICT: {
-        "first/last": "Yang et al. (2026) Prop. 11: uniform future/past head averaging (-1)^j",
-        "Y/X": "Yang et al. (2026) Thms. 12/13: two heads, nearest even and nearest odd position",
+        "first/last": "Prop. 11's construction: uniform future/past head averaging (-1)^j",
+        "Y/X": "Thm. 12's construction: two heads, nearest even and nearest odd position",
         "S/U/P/F": (
-            "Yang et al. (2026) Thm. 15: a non-strict shift head (j <= i) gives the non-strict "
-            "since at every position; Y (X) of it is the strict since (until)"
+            "own construction (cf. Thm. 15): a non-strict shift head (j <= i) gives the "
+            "non-strict since at every position; Y (X) of it is the strict since (until)"
         ),
         "E": "non-strict P phi | non-strict F phi (one layer)",
     },
 }
 """How each mask mode builds the operators that differ between them (stated in the
-certificate's ``constructions``)."""
+certificate's ``constructions``; which result each head is, and whether it is the paper's
+construction, is its ``theorem`` label from :mod:`hardsoft.compile.results`)."""
 
 
 def build_certificate(

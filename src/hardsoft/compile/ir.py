@@ -228,8 +228,9 @@ def mk_shift(pred: BNode, val: BNode, direction: str, strict: bool = True) -> BN
 def mk_strict_shift(pred: BNode, val: BNode, direction: str, nonstrict_masks: bool) -> BNode:
     """``BShift(pred, val, direction)`` (strict: ``j < i`` / ``j > i``). With only non-strict
     masks, a strict shift with a predicate is the previous (next) position's non-strict shift:
-    ``φ S ψ`` at ``i`` is the non-strict since at ``i − 1`` (Yang et al. (2026) Thm. 15 by
-    way of Thm. 12), so it lowers to ``Y`` (``X``) of a non-strict shift."""
+    ``φ S ψ`` at ``i`` is the non-strict since at ``i − 1`` (our construction for Yang et al.
+    (2026) Thm. 15, by way of Thm. 12's Y), so it lowers to ``Y`` (``X``) of a non-strict
+    shift."""
     if not nonstrict_masks or pred == TRUE:
         return mk_shift(pred, val, direction)
     return mk_shift(TRUE, mk_shift(pred, val, direction, strict=False), direction)

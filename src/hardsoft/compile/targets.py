@@ -14,9 +14,10 @@ The compiler has two independent axes:
   ``n·(−1)^i`` that scale the scores (the (b) parts).
 * :class:`MaskMode` — *which masks exist*. ``strict`` may use every mask of the model
   (``strict-future`` j < i and ``strict-past`` j > i included); ``nonstrict`` uses only the
-  masks of a GPT-style decoder (``none``, ``future`` j ≤ i, ``past`` j ≥ i) and follows the
-  paper's constructions (Prop. 11 for first/last, the ``(−1)^i`` construction of Thms. 12/13
-  for Y/X, Thm. 15 for S/U). The builder chooses gadgets by mask mode; targets never look at it.
+  masks of a GPT-style decoder (``none``, ``future`` j ≤ i, ``past`` j ≥ i): Prop. 11 for
+  first/last, Thm. 12's ``(−1)^i`` construction for Y/X, a non-strict shift then Y for S/U
+  (our own; which heads are the paper's constructions: :mod:`hardsoft.compile.results`).
+  The builder chooses gadgets by mask mode; targets never look at it.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class Gadgets:
 
     def parity(self, f: FeatureFn, past: bool, even: bool) -> HeadPlan:
         """Attend to the nearest ``j`` (``j ≤ i`` if ``past``, else ``j ≥ i``) of the given
-        parity (Yang et al. (2026) Thms. 12/13, the ``(−1)^i`` construction)."""
+        parity (Yang et al. (2026) Thm. 12's ``(−1)^i`` construction)."""
         raise NotImplementedError
 
     def sign(

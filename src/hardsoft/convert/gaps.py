@@ -201,7 +201,10 @@ def _head_rows(model: Transformer, tr: dict, g: HeadGap, n: int, delta: float | 
     has = allowed.any(-1)[None, :].expand(s.shape[0], n)
     sm = s.masked_fill(~allowed, -INF)
     if g.weighting.is_unique_hard:
-        pick = tr[f"{pre}.pattern"].argmax(-1, keepdim=True)  # the hard model's own choice
+        pattern = tr.get(f"{pre}.pattern")  # absent where a fast path ran: the same rule
+        if pattern is None:
+            pattern = head.weights_from_scores(s, head.allowed(None, n))
+        pick = pattern.argmax(-1, keepdim=True)  # the hard model's own choice
         top = sm.gather(-1, pick)
     else:
         top = sm.amax(-1, keepdim=True)
@@ -380,3 +383,51 @@ def certified_gaps(model: Transformer, n_max: int) -> list[HeadGap]:
                 "--gap-inputs FILE or give it with --gap G"
             )
     return heads
+
+
+# ---------------------------------------------------------------------------- class propagation
+CLASS_LIMIT = 20_000
+"""Most residual classes per layer the class-propagation certificate builds."""
+
+
+def class_gaps(model: Transformer, limit: int = CLASS_LIMIT) -> Measurement:
+    """Certified gaps for every length n, for unique-hard models whose position features take
+    finitely many values: the residual at any position of any word is one of finitely many
+    class vectors (:func:`hardsoft.decompile.classes.propagate`), so every score a head can
+    compute is an entry of its class score table. At a query of class c the maximum and the
+    best score below it are two distinct entries of row c (at least the query's own score
+    where the mask includes the query), so the smallest difference between consecutive
+    distinct entries at or above that level bounds the gap from below, for every n. The
+    activations are the class vectors' exact maxima. A model it does not apply to is a
+    one-line error naming why."""
+    from hardsoft.decompile.classes import propagate, unsupported
+
+    reason = unsupported(model)
+    if reason is not None:
+        raise HardsoftError(reason)
+    table = propagate(model, max_classes=limit)
+    heads = hard_heads(model)
+    for g in heads:
+        ht = table.layers[g.layer].heads[g.head]
+        g.coef = min((_row_gap(row, c, ht.mask.is_strict) for c, row in enumerate(ht.scores)),
+                     default=INF)  # fmt: skip
+        g.source = (
+            f"class propagation: {len(ht.scores)} residual classes at layer {g.layer + 1}, "
+            "gap over their exact score table (every n)"
+        )
+        g.rows = len(ht.scores)
+    acts = [
+        torch.from_numpy(np.abs(layer.vectors).max(axis=0)).to(torch.float64)
+        for layer in table.layers
+    ]
+    info = {"kind": "classes", "classes": table.counts}
+    return Measurement(heads, acts, info)
+
+
+def _row_gap(row: np.ndarray, c: int, strict: bool) -> float:
+    """Smallest difference between consecutive distinct scores of a row whose upper score can
+    be a row maximum (at least the query's own score when the window contains the query)."""
+    values = np.unique(row)[::-1]  # descending
+    floor = -INF if strict else float(row[c])
+    diffs = [float(a - b) for a, b in zip(values[:-1], values[1:]) if a >= floor]
+    return min(diffs, default=INF)

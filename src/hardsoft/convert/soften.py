@@ -38,10 +38,12 @@ from typing import Any
 import torch
 
 from hardsoft.convert import bound as B
+from hardsoft.convert import coverage as C
 from hardsoft.convert.gaps import (
     INF,
     HeadGap,
     certified_gaps,
+    class_gaps,
     declared_hints,
     given_gaps,
     measured_gaps,
@@ -81,6 +83,7 @@ class SoftenResult:
     float_margin: float = INF
     hard: Transformer | None = field(default=None, repr=False)
     fallback: tuple[float, int] = (1.0, 0)
+    case: str = C.MEASURED
 
     def at_theta(self, theta: float) -> SoftenResult:
         """The same gaps and constants at another θ (a new model and its bound, which may
@@ -89,15 +92,27 @@ class SoftenResult:
             raise HardsoftError(f"theta must be a positive number, got {theta}")
         return _realise(
             self.hard, self.heads, self.fallback, self.constants, theta, self.gap_source,
-            self.inputs, [n for n in self.notes if "float64" not in n], self.eps,
+            self.inputs, [n for n in self.notes if "float64" not in n], self.eps, self.case,
         )  # fmt: skip
 
     def covers(self) -> str:
-        """Which inputs ``error_bound`` holds on."""
-        if self.inputs:
-            return f"the {self.inputs['words']} inputs the gaps were measured on"
-        if self.gap_source == "given":
+        """Which inputs ``error_bound`` holds on, in short (the JSON ``covers``)."""
+        return C.COVERS[self.case]
+
+    def coverage(self) -> str:
+        """Which inputs ``error_bound`` holds on, in a sentence."""
+        if self.case == C.NOTHING:
+            return "every input (the model has no hard attention heads and is unchanged)"
+        if self.case == C.MEASURED and self.inputs:
+            return (
+                f"the {self.inputs['words']} measured words only "
+                f"({self.inputs.get('description', 'given words')})"
+            )
+        if self.case == C.GIVEN:
             return f"every input of length <= {self.n} whose gaps are at least the given gap"
+        if self.inputs:  # exhaustive
+            words = self.inputs["words"]
+            return f"every input of length <= {self.n} (gaps measured on all {words} of them)"
         return f"every input of length <= {self.n}"
 
     def tau_at(self, n: int) -> float:
@@ -107,15 +122,17 @@ class SoftenResult:
         is_value = "n" not in self.tau
         return {
             "theorem": THEOREM,
-            "tau": float(self.tau) if is_value else self.tau,
+            "tau": None if self.case == C.NOTHING else float(self.tau) if is_value else self.tau,
             "tau_at_n": self.tau_at(self.n),
-            "theta": self.theta,
-            "gap": self.gap,
+            "theta": self.theta if math.isfinite(self.theta) else None,
+            "gap": self.gap if self.gap != INF else None,
             "gap_source": self.gap_source,
+            "case": self.case,
             "error_bound": self.error_bound,
             "eps": self.eps,
             "n": self.n,
             "covers": self.covers(),
+            "coverage": self.coverage(),
             "inputs": self.inputs,
             "rounding": "with error_bound < 1/2, rounding 0/1 outputs recovers the hard model's",
             "float64_gap_margin": self.float_margin,
@@ -142,6 +159,9 @@ def _check_options(model: Transformer, eps: float, gap: Any, gap_inputs: Any, n:
         )
 
 
+Gaps = tuple[list[HeadGap], str, int, "list[torch.Tensor] | None", "dict | None", list[str], str]
+
+
 def _gaps(
     model: Transformer,
     gap: Any,
@@ -149,8 +169,9 @@ def _gaps(
     n: int | None,
     samples: int,
     seed: int,
-) -> tuple[list[HeadGap], str, int, list[torch.Tensor] | None, dict | None, list[str]]:
-    """Heads' gaps, their source, N, measured activations, the inputs' description, notes."""
+) -> Gaps:
+    """Heads' gaps, their source, N, measured activations, the inputs' description, notes and
+    the coverage case (:mod:`hardsoft.convert.coverage`)."""
     notes: list[str] = []
     if gap_inputs is not None:
         words = [w for w in gap_inputs if w]
@@ -161,18 +182,35 @@ def _gaps(
         info: dict[str, Any] = {"kind": "words", "words": len(words), "lengths": lengths}
         info["description"] = f"{len(words)} given words (lengths {lengths[0]}..{longest})"
         m = measured_gaps(model, words, info)
-        return m.heads, "measured", n or longest, m.activations, info, notes
+        return m.heads, "measured", n or longest, m.activations, info, notes, C.MEASURED
     n_max = n or DEFAULT_N
     if gap is not None:
-        return given_gaps(model, gap, n_max), "given", n_max, None, None, notes
+        return given_gaps(model, gap, n_max), "given", n_max, None, None, notes, C.GIVEN
     try:
-        return certified_gaps(model, n_max), "certified", n_max, None, None, notes
+        return certified_gaps(model, n_max), "certified", n_max, None, None, notes, C.GRID
     except HardsoftError as exc:
-        notes.append(f"no certified gap ({exc}); measured on a stated sample instead")
+        reason = str(exc)
+    try:
+        m = class_gaps(model)
+        notes.append(f"no grid certificate ({reason}); gaps certified by class propagation")
+        return m.heads, "classes", n_max, m.activations, None, notes, C.ALL_WORDS
+    except HardsoftError as exc:
+        reason += f"; no class certificate ({exc})"
+    every = C.exhaustive_words(tuple(model.spec.alphabet), n_max)
+    if every is not None:
+        words, info = every
+        notes.append(f"no grid certificate ({reason}); gaps measured on every word up to n")
+        m = measured_gaps(model, words, info)
+        return m.heads, "exhaustive", n_max, m.activations, info, notes, C.ALL_WORDS
+    notes.append(
+        f"no certified gap ({reason}), and the {C.word_count(len(model.spec.alphabet), n_max)} "
+        f"words up to n = {n_max} are too many to measure all (limit {C.EXHAUSTIVE_LIMIT}); "
+        "measured on a stated sample instead"
+    )
     words, info = sample_words(tuple(model.spec.alphabet), n_max, samples, seed)
     info["words"] = len(words)
     m = measured_gaps(model, words, info)
-    return m.heads, "measured", n_max, m.activations, info, notes
+    return m.heads, "measured", n_max, m.activations, info, notes, C.MEASURED
 
 
 def temperature_gap(heads: list[HeadGap]) -> tuple[float, int]:
@@ -210,8 +248,10 @@ def soften(
     instead of the largest one meeting ``eps`` (for experiments; the bound may then exceed
     ``eps``).
     """
+    if not any(h.spec.weighting.is_hard for b in model.blocks for h in b.heads):
+        return unchanged(model, eps, n)
     _check_options(model, eps, gap, gap_inputs, n)
-    heads, source, n_max, acts, info, notes = _gaps(model, gap, gap_inputs, n, samples, seed)
+    heads, source, n_max, acts, info, notes, case = _gaps(model, gap, gap_inputs, n, samples, seed)
     fallback = temperature_gap(heads)
     booleans = declared_hints(model)[3] if acts is None else None
     k = B.constants(model, heads, fallback, n_max, acts, booleans)
@@ -224,7 +264,24 @@ def soften(
             ) from None
     elif not (math.isfinite(theta) and theta > 0):
         raise HardsoftError(f"theta must be a positive number, got {theta}")
-    return _realise(model, heads, fallback, k, theta, source, info, notes, eps)
+    return _realise(model, heads, fallback, k, theta, source, info, notes, eps, case)
+
+
+def unchanged(model: Transformer, eps: float, n: int | None) -> SoftenResult:
+    """A model with no hard heads: itself (a copy), with a note and no heads (pipelines
+    soften whatever they are given)."""
+    if not (0 < eps < 0.5):
+        raise HardsoftError(f"--eps must be in (0, 1/2), got {eps:g}")
+    soft = copy.deepcopy(model)
+    n_max = n or DEFAULT_N
+    note = "the model has no hard attention heads: written back unchanged"
+    k = B.Constants(n_max, 0.0, 0.0, [], [])
+    result = SoftenResult(
+        soft, "1", {}, math.inf, INF, "none", 0.0, eps, n_max, [], k, None, [note], INF,
+        model, (1.0, 0), C.NOTHING,
+    )  # fmt: skip
+    soft.meta["softened"] = {k_: v for k_, v in result.to_dict().items() if k_ != "constants"}
+    return result
 
 
 def _realise(
@@ -237,6 +294,7 @@ def _realise(
     info: dict | None,
     notes: list[str],
     eps: float,
+    case: str,
 ) -> SoftenResult:
     """The softmax model at θ and its certificate."""
     notes = list(notes)
@@ -253,14 +311,14 @@ def _realise(
         for h in heads
     }
     smallest = min((t for t in taus.values() if t), key=lambda t: eval_tau(t, n_max), default="1")
-    hard_gaps = [h.coef / n_max**h.power for h in heads if h.coef != INF and not h.uniform]
+    hard_gaps = [_reported_gap(h, n_max) for h in heads]
     soft = build_softened(hard, heads, taus)
     result = SoftenResult(
         model=soft,
         tau=smallest,
         taus=taus,
         theta=theta,
-        gap=min(hard_gaps, default=INF),
+        gap=min((g for g in hard_gaps if g is not None), default=INF),
         gap_source=source,
         error_bound=err,
         eps=eps,
@@ -272,9 +330,22 @@ def _realise(
         float_margin=margin,
         hard=hard,
         fallback=fallback,
+        case=case,
     )
     soft.meta["softened"] = {k_: v for k_, v in result.to_dict().items() if k_ != "constants"}
     return result
+
+
+def _reported_gap(h: HeadGap, n: int) -> float | None:
+    """The gap a head's softmax relies on at length n: its hard gap, or, when every row it saw
+    is tied (no key below the maximum), the gap its tie-break leaves; None for heads with no
+    scores."""
+    if h.uniform and not h.weighting.is_unique_hard:
+        return None
+    if h.coef != INF:
+        return h.coef / n**h.power
+    c, p = h.effective_gap()
+    return None if c == INF else c / n**p
 
 
 def _tau_text(theta: float, c: float, p: int) -> str:

@@ -6,8 +6,10 @@ one), convert it to softmax with the certified τ(n) of their Theorem 26, and ch
 against the language oracle on random strings (half members, half one-edit near misses).
 
 **Logic route.** For induction head, k-hop (k = 2, 3) and flip-flop: compile the task's
-temporal-logic formulas with named outputs (their Corollary 17) for ``hard`` and
-``soft-temperature`` and check both against the oracle on the same strings.
+temporal-logic formulas with named outputs (cf. their Corollary 17, in its future-masked
+form Corollary 18; the certificate's ``theorem`` label says which heads are the paper's
+constructions) for ``hard`` and ``soft-temperature`` and check both against the oracle on
+the same strings.
 
 The tables compare the two routes per task: size (layers, heads, width, parameters), the
 certified τ(n) and τ(5000)/τ(1000) (1/5 for Θ(1/n)), and the largest constant τ that still
@@ -233,8 +235,9 @@ def _summary(tieless: list[dict], logic: list[dict], mismatches: int) -> str:
     return (
         f"All {len(tieless)} programs compile to uniform–tieless AHATs (measured gap ≥ the "
         f"declared γ(n) = 1/(2n)) and {len(logic)} tasks also compile by the logic route "
-        f"(Corollary 17); every model agrees with the language oracles ({mismatches} "
-        "mismatches). The logic route's certified τ(n) = 1/(8n) is Θ(1/n) (τ(5000)/τ(1000) = "
+        f"({logic[0]['cert']['theorem']}); every model agrees with the language oracles "
+        f"({mismatches} mismatches). The logic route's certified τ(n) = 1/(8n) is Θ(1/n) "
+        "(τ(5000)/τ(1000) = "
         f"{tau_ratio(logic[0]['cert']):.2f}) and {min(cert_gain):.0f}–{max(cert_gain):.0f} "
         "times the tieless route's Theorem 26 τ at n = 1000, at the price of more heads "
         "(|Σ|² since-heads per hop). The largest exact τ falls like 1/n on both routes; at the "
@@ -246,7 +249,7 @@ def _summary(tieless: list[dict], logic: list[dict], mismatches: int) -> str:
 
 @register(
     "ahat-programs",
-    title="The §6 tasks by two routes: tieless AHATs (Theorem 26) and logic (Corollary 17)",
+    title="The §6 tasks by two routes: tieless AHATs (Theorem 26) and logic (cf. Corollary 17)",
     version="2",
     order=60,
     seed_ref="Yang, Strobl, Chiang & Angluin (TACL 2026) §5 (Theorem 26), §4 (Corollary 17), §6, "

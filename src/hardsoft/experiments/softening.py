@@ -305,7 +305,7 @@ def _figures(ctx: Context, records: list[dict], compiled: list[dict], sweep: lis
 
 @register(
     "soften",
-    title="Softening any hard-attention model; hardening a trained one",
+    title="Softening hard-attention models; hardening a trained one",
     version="1",
     order=62,
     seed_ref="Yang, Strobl, Chiang & Angluin (TACL 2026); Hahn (2020) §5",

@@ -137,9 +137,11 @@ class LayerLog:
 
 
 def paper_k(c: int, H: int, eta: float, C: float, q: float, S: int = 2) -> float:
-    """The smallest k (a power of 2) meeting the supplement's conditions (12) and
-    ``|V|/k <= η C`` for the measured c, with A = 1/k², B = 1/2 (ignoring the n-dependent X_0
-    condition): the lemma's guarantee needs at least this k. Returns inf beyond 2^200."""
+    """The smallest k (a power of 2) meeting the supplement's conditions (12) and, from its
+    Lemma 17 (eq. 14: each of at most ``|V| n / k`` iterations fixes up to c inputs),
+    ``|V| c / k <= η C`` (``|V| = S^c``; 2^c c / k for a binary alphabet) for the measured c,
+    with A = 1/k², B = 1/2 (ignoring the n-dependent X_0 condition): the lemma's guarantee
+    needs at least this k. Returns inf beyond 2^200."""
     c = max(c, 1)
     V = S**c
     logD = math.log1p(-((q / S) ** c)) * eta * C / (c * c) if q > 0 else 0.0
@@ -148,7 +150,7 @@ def paper_k(c: int, H: int, eta: float, C: float, q: float, S: int = 2) -> float
         A = 1 / (k * k)
         f = (V * V / eta) * c * c * k * k * H / C
         rhs = (math.log(A) + math.log(0.5) + f * math.log1p(-A)) / k if A < 1 else -math.inf
-        if logD <= rhs and V / k <= eta * C:
+        if logD <= rhs and V * c / k <= eta * C:
             return k
         k *= 2
     return math.inf

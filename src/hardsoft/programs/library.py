@@ -216,7 +216,8 @@ PROGRAM_ROUTES: dict[str, tuple[str, ...]] = {
 }
 """The routes each program can be built by (``hardsoft.programs.routes``): ``tieless`` (this
 module's AHAT programs, Theorem 26 of Yang, Strobl, Chiang & Angluin (TACL 2026)) and
-``logic`` (``hardsoft.programs.logic_route``'s formulas, their Corollary 17)."""
+``logic`` (``hardsoft.programs.logic_route``'s formulas compiled by the logic compiler, cf.
+their Corollary 17/18)."""
 
 
 def get_program(name: str, k: int | None = None) -> Program:

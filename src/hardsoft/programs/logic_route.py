@@ -1,7 +1,8 @@
 """The logic route to the §6 tasks of Yang, Strobl, Chiang & Angluin (TACL 2026): each task
 written as temporal-logic formulas, one per named output, which the logic compiler turns into
-a softmax transformer with τ(n) = Θ(1/n) (their Corollary 17; the formulas here are past-only,
-so Corollary 18's future-masked, decoder-style construction applies too).
+a softmax transformer with τ(n) = Θ(1/n) (cf. their Corollary 17, and Corollary 18 for these
+past-only formulas compiled with future masks; with the compiler's default strict masks the
+heads are our own constructions, see :mod:`hardsoft.compile.results`).
 
 The paper says the basic induction head is definable in LTL and that k hops iterate it. We
 make that concrete with one operator, "χ at find(i)":

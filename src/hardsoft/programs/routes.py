@@ -5,8 +5,10 @@
   (τ = Θ(1/(n log n)), large constants inside the log). Targets ``average-hard`` and
   ``soft-temperature``.
 - ``logic``: the task written as temporal-logic formulas with named outputs
-  (:mod:`hardsoft.programs.logic_route`) and compiled by the logic compiler, their
-  Corollary 17 (Corollary 18 for these past-only formulas: future masks only). Targets
+  (:mod:`hardsoft.programs.logic_route`) and compiled by the logic compiler (causal: future
+  masks only), cf. their Corollary 18 (the future-masked form of Corollary 17); the
+  certificate's ``theorem`` says whether the model is that construction (with the default
+  strict masks it is not: own constructions, cf. Cor. 18). Targets
   ``hard``, ``soft-temperature`` (τ = 1/(8n), Θ(1/n)) and ``soft-pe`` (τ = 1).
 
 :func:`build` returns a :class:`RouteModel` with the model and a certificate of one shape for
@@ -22,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from hardsoft.compile.results import model_label
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.syntax import Formula
 from hardsoft.model.spec import ModelSpec, eval_tau
@@ -36,11 +39,11 @@ ROUTE_TARGETS = {
     "logic": ("hard", "soft-temperature", "soft-pe"),
 }
 CERT_NS = (10, 100, 1000, 5000)
-COROLLARY = (
-    "Yang, Strobl, Chiang & Angluin (TACL 2026) Corollary 17 (LTL -> softmax transformer, "
-    "tau = Theta(1/n)); the formulas are past-only, so Corollary 18's future-masked "
-    "construction applies"
-)
+COROLLARY = "Cor. 18"
+"""The result the logic route relates to: the formulas are past-only and compiled with future
+masks (Yang, Strobl, Chiang & Angluin (TACL 2026) Corollary 18, the future-masked form of
+Corollary 17). Whether the model is that construction is its label (``theorem``), from the
+heads' labels (:func:`hardsoft.compile.results.model_label`)."""
 
 
 @dataclass
@@ -181,7 +184,7 @@ def logic_certificate(compiled: dict, target: str) -> dict:
     cert.update(
         {
             "route": "logic",
-            "theorem": COROLLARY,
+            "theorem": model_label(COROLLARY, [h["theorem"] for h in compiled["heads"]]),
             "tau": smallest,
             "tau_expressions": taus,
             "values": values,

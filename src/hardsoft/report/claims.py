@@ -132,7 +132,9 @@ def _restrictions(m: Mapping[str, Any]) -> tuple[str, str]:
     "temperature τ(n) or unbounded position embeddings",
     paper="Yang et al. (2026) §4",
     what_ran="formulas compiled to hard, soft-temperature and soft-pe models, every position "
-    "compared with the logic evaluator",
+    "compared with the logic evaluator; many heads are our own constructions, not the "
+    "paper's (each row's label says which; MOD of a count needs τ = Θ(1/n³)); Theorem "
+    "16(a) is not built",
 )
 def _compiler(m: Mapping[str, Any]) -> tuple[str, str]:
     bad, largest = int(m["mismatches"]), int(m["largest_n_checked"])
@@ -229,7 +231,8 @@ def _learning(m: Mapping[str, Any]) -> tuple[str, str]:
     claim="Softmax with temperature simulates general (unique- and average-) hard attention, "
     "τ set by the attention gap; the hard counterpart of a trained softmax model fails PARITY",
     paper="Yang et al. (2026), general hard attention (published version); Hahn (2020) §5",
-    what_ran="random UHAT/AHAT models (gap measured on words) and compiled hard formulas "
+    what_ran="random UHAT/AHAT models (gap measured on a word list: the bound covers those "
+    "words only) and compiled hard formulas "
     "(certified gap, n = 200) softened, against the bound and the logic evaluator; a trained "
     "PARITY transformer hardened and restricted at n = 256",
 )

@@ -1,0 +1,210 @@
+"""Constructions ↔ results of Yang, Strobl, Chiang & Angluin (TACL 2026) §4: the single
+source of every theorem label.
+
+Every head the compiler builds, every row of the ``compiler`` experiment, the logic route's
+certificate and the table in docs/compiler.md read their labels from :data:`CONSTRUCTIONS`
+(a test checks that the doc table is :func:`markdown_table`). A label says what a head is:
+
+* ``Yang et al. (2026) Thm. 12 (as stated)`` only where the construction is the paper's (its
+  masks, weighting and resources);
+* ``own construction (strict mask; cf. Yang et al. (2026) Thm. 12)`` otherwise, naming what
+  differs. The paper's theorems are about softmax transformers, so a head of the ``hard``
+  target is never "as stated".
+
+Theorem 16(a) is not built: :data:`NOT_BUILT` states why and names the runnable check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+CITE = "Yang et al. (2026)"
+AS_STATED = "as stated"
+OWN = "own construction"
+SOFT = ("soft-temperature", "soft-pe")
+
+
+@dataclass(frozen=True)
+class Construction:
+    """One construction: its certificate gadget names, the result it relates to (``causal``:
+    with future masks only), where it is the paper's construction (``paper``: a set of
+    ``(target, masks, causal)``), and what differs elsewhere."""
+
+    name: str
+    gadgets: tuple[str, ...]
+    what: str
+    result: str
+    causal_result: str
+    paper: frozenset[tuple[str, str, bool]]
+    differs: str
+    causal_differs: str = ""
+
+    def result_for(self, target: str, causal: bool) -> str:
+        if not causal:
+            return self.result
+        if self.causal_result == "Thm. 16" and target == "soft-temperature":
+            return "Cor. 18"  # τ(n) depends on n: not Theorem 16's n-independent setting
+        return self.causal_result
+
+    def is_paper(self, target: str, masks: str, causal: bool) -> bool:
+        return (target, masks, causal) in self.paper
+
+    def label(self, target: str, masks: str, causal: bool) -> str:
+        result = self.result_for(target, causal)
+        if self.is_paper(target, masks, causal):
+            return f"{CITE} {result} ({AS_STATED})"
+        why = ", ".join(w for w in (self.differs, self.causal_differs if causal else "") if w)
+        if target == "hard":
+            why = "hard attention" + (f", {why}" if why else "")
+        return f"{OWN} ({why}; cf. {CITE} {result})"
+
+
+def _on(targets: tuple[str, ...], masks: tuple[str, ...], causal: tuple[bool, ...]):
+    return frozenset((t, m, c) for t in targets for m in masks for c in causal)
+
+
+CONSTRUCTIONS: tuple[Construction, ...] = (
+    Construction(
+        "first", ("first",), "[i = 1]: uniform future head averaging (-1)^j, ramp",
+        "Prop. 11a", "Prop. 11a", _on(SOFT, ("nonstrict",), (False, True)), "",
+    ),
+    Construction(
+        "last", ("last",), "[i = n]: uniform past head averaging (-1)^j, two ramps",
+        "Prop. 11b", "Prop. 11b", _on(SOFT, ("nonstrict",), (False,)), "",
+    ),
+    Construction(
+        "inverse-suffix", ("inverse-suffix-length",),
+        "1/(n - i + 1): uniform past head on [j = n]",
+        "Prop. 11 (remark)", "Prop. 11 (remark)", _on(SOFT, ("strict", "nonstrict"), (False,)),
+        "",
+    ),
+    Construction(
+        "strict-shift-yx", ("shift-past", "shift-future"),
+        "Y / X: one strict-mask head (j < i / j > i) on the nearest position",
+        "Thm. 12", "Thm. 13", frozenset(), "strict mask",
+    ),
+    Construction(
+        "strict-shift-su", ("shift-past", "shift-future"),
+        "S / U / P / F: one strict-mask head on the nearest position where psi or not phi holds",
+        "Thm. 15", "Thm. 16", frozenset(), "strict mask",
+    ),
+    Construction(
+        "parity-pair", ("prev-even", "prev-odd", "next-even", "next-odd"),
+        "Y / X: two non-strict heads on the nearest even and odd position ((-1)^i scores)",
+        "Thm. 12", "Thm. 13", _on(SOFT, ("nonstrict",), (False,)), "",
+        "Thm. 12's heads, future-masked side only, not Lemma 8a's",
+    ),
+    Construction(
+        "nonstrict-shift", ("shift-past-nonstrict", "shift-future-nonstrict"),
+        "S / U / P / F / E: a non-strict shift head (j <= i), then Y (X) of it",
+        "Thm. 15", "Thm. 16", frozenset(), "non-strict shift, then Thm. 12's Y",
+    ),
+    Construction(
+        "count", ("count-pre", "count-suf"),
+        "#< / #>: uniform head, the count over the number of positions",
+        "Thm. 20", "Thm. 21", _on(SOFT, ("strict", "nonstrict"), (False, True)), "",
+    ),
+    Construction(
+        "sign", ("sign-pre", "sign-suf", "sign-glob"),
+        "comparison of counts: one attention head amplifies the sign of D/i",
+        "Thm. 20", "Thm. 21", frozenset(), "sign test by one head",
+    ),
+    Construction(
+        "lookup", ("lookup-pre", "lookup-suf"),
+        "MOD of a count: table lookup with a quadratic score (tau = Theta(1/n^3) on "
+        "soft-temperature)",
+        "Thm. 20", "Thm. 21", frozenset(), "table lookup, not the paper's two retrievals",
+    ),
+)  # fmt: skip
+
+NOT_BUILT = {
+    "Thm. 16(a)": (
+        "not built: under our reading (future masks, bounded position features that do not "
+        "depend on n, a temperature that does not depend on n), a weight on one key is at most "
+        "e^(2A/tau)/i, so P '1' cannot be computed; runnable check: "
+        "hardsoft.compile.results.theorem16a_obstruction"
+    )
+}
+
+_BY_NAME = {c.name: c for c in CONSTRUCTIONS}
+
+
+def construction(name: str) -> Construction:
+    return _BY_NAME[name]
+
+
+def head_label(name: str, target: str, masks: str, causal: bool) -> str:
+    """The label of a head built by construction ``name``."""
+    return _BY_NAME[name].label(target, masks, causal)
+
+
+def model_label(result: str, labels: list[str]) -> str:
+    """A whole model's label for ``result`` (e.g. Cor. 17): as stated only if every head is."""
+    if labels and all(lab.endswith(f"({AS_STATED})") for lab in labels):
+        return f"{CITE} {result} ({AS_STATED})"
+    own = [lab for lab in labels if lab.startswith(OWN)]
+    found = {lab[len(OWN) + 2 : lab.index("; cf.")] for lab in own}
+    reasons = sorted(r for r in found if not any(r != o and r in o for o in found))
+    what = ", ".join(reasons) if reasons else "no attention head"
+    return f"{OWN} ({what}; cf. {CITE} {result})"
+
+
+def markdown_table() -> str:
+    """The table of docs/compiler.md ("Constructions and results"), generated from
+    :data:`CONSTRUCTIONS` (a test compares the two)."""
+    rows = [
+        "| construction | gadgets | what | result (causal) | the paper's construction on |",
+        "|---|---|---|---|---|",
+    ]
+    for c in CONSTRUCTIONS:
+        on = sorted(c.paper)
+        where = (
+            "; ".join(f"{t} {m}{' causal' if ca else ''}" for t, m, ca in on)
+            if on
+            else f"nowhere ({c.differs or c.causal_differs})"
+        )
+        gadgets = ", ".join(f"`{g}`" for g in c.gadgets)
+        causal = c.causal_result
+        if causal == "Thm. 16":
+            causal += "; soft-temperature: Cor. 18"
+        rows.append(f"| {c.name} | {gadgets} | {c.what} | {c.result} ({causal}) | {where} |")
+    for result, why in NOT_BUILT.items():
+        rows.append(f"| — | — | {result} | {result} | {why} |")
+    return "\n".join(rows)
+
+
+# ---------------------------------------------------------------------------- Theorem 16(a)
+def theorem16a_obstruction(model: Any, lengths: list[int]) -> list[dict[str, float]]:
+    """The runnable check next to Theorem 16(a) (docs/compiler.md). For a softmax model whose
+    temperatures are constants and whose position features are bounded: every score of head h
+    lies in ``[-A_h, A_h]`` (``A_h = σ Aᵀ|W_Q W_Kᵀ|A`` from interval bounds on the residual,
+    :func:`hardsoft.convert.bound.activation_bounds`), so at position i no key gets more than
+    ``w(i) = e^(2A_h/τ_h) / (i − 1 + e^(2A_h/τ_h))`` of the weight. ``w(i) → 0`` like 1/i: one
+    earlier symbol moves every head's output at position i by O(1/i) (Hahn 2020, Lemma 5),
+    so ``P '1'`` is not computable with a fixed rounding threshold at large i. Returns, per
+    length, the bound (largest over heads) and the largest weight measured on ``1 0^(i−1)``."""
+    import math
+
+    import torch
+
+    from hardsoft.convert.bound import activation_bounds
+    from hardsoft.model.spec import eval_tau
+
+    acts = activation_bounds(model, max(lengths))
+    out = []
+    for i in lengths:
+        bound = 0.0
+        for ell, block in enumerate(model.blocks):
+            A = acts[ell]
+            for head in block.heads:
+                tau = eval_tau(head.spec.tau or "1", i)
+                sigma = 1.0 / math.sqrt(head.spec.d_head) if head.spec.scale else 1.0
+                M = (head.W_Q @ head.W_K.T).detach().abs().to(torch.float64)
+                a = sigma * float(A @ M @ A)
+                r = math.exp(min(2.0 * a / tau, 700.0))
+                bound = max(bound, r / (i - 1 + r))
+        tr = model(model.encode(["1" + "0" * (i - 1)]), trace=True).trace
+        seen = max(float(v[0, -1].detach().max()) for k, v in tr.items() if k.endswith(".pattern"))
+        out.append({"i": i, "weight_bound": bound, "max_weight": seen})
+    return out
