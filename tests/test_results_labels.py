@@ -27,8 +27,8 @@ from hardsoft.compile.results import (
     head_label,
     markdown_table,
     model_label,
-    theorem16a_obstruction,
 )
+from hardsoft.limits.theorem16a import theorem16a_obstruction
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMULAS = [
