@@ -152,16 +152,29 @@ def attend_window(
         flat = idx.clamp(0, n - 1).reshape(b, -1)
         kq = k.gather(1, flat[..., None].expand(-1, -1, d)).view(b, e - s, width, d)
         vq = v.gather(1, flat[..., None].expand(-1, -1, dv)).view(b, e - s, width, dv)
-        scores = torch.einsum("bqwd,bqd->bqw", kq, q[:, s:e]) * scale
-        if weighting is Weighting.SOFTMAX:  # weights_from_scores, with fewer temporaries
-            scores = scores.masked_fill(~valid, NEG_INF)
-            top = scores.amax(-1, keepdim=True)
-            ex = torch.exp(scores - torch.where(top == NEG_INF, 0.0, top))
-            w = ex / ex.sum(-1, keepdim=True).clamp_min(torch.finfo(ex.dtype).tiny)
-        else:
-            w = weights_from_scores(scores, valid, weighting)
-        out[:, s:e] = torch.einsum("bqw,bqwd->bqd", w, vq)
+        out[:, s:e] = attend_gathered(q[:, s:e], kq, vq, valid, scale, weighting)
     return out
+
+
+def attend_gathered(
+    q: torch.Tensor,
+    kq: torch.Tensor,
+    vq: torch.Tensor,
+    valid: torch.Tensor,
+    scale: float,
+    weighting: Weighting,
+) -> torch.Tensor:
+    """Attention of queries ``q [B, c, d]`` over their own gathered keys ``kq [B, c, W, d]``
+    and values ``vq [B, c, W, dv]`` (``valid [B, c, W]``: which of the W are real keys)."""
+    scores = torch.einsum("bqwd,bqd->bqw", kq, q) * scale
+    if weighting is Weighting.SOFTMAX:  # weights_from_scores, with fewer temporaries
+        scores = scores.masked_fill(~valid, NEG_INF)
+        top = scores.amax(-1, keepdim=True)
+        ex = torch.exp(scores - torch.where(top == NEG_INF, 0.0, top))
+        w = ex / ex.sum(-1, keepdim=True).clamp_min(torch.finfo(ex.dtype).tiny)
+    else:
+        w = weights_from_scores(scores, valid, weighting)
+    return torch.einsum("bqw,bqwd->bqd", w, vq)
 
 
 def unique_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -88,6 +88,7 @@ __all__ = [
     "dense_reference",
     "fast_paths",
     "head_paths",
+    "head_plan",
     "scan_attention",
     "uniform_attention",
     "unique_rows",
@@ -221,6 +222,13 @@ def _plan(head: Head) -> _Plan:
 
 
 _PLANS: weakref.WeakKeyDictionary[Head, _Plan] = weakref.WeakKeyDictionary()
+
+
+def head_plan(head: Head) -> tuple[bool, torch.Tensor]:
+    """What the weights alone say about ``head``: whether every score is 0 (the uniform path)
+    and the residual rows its key reads (the nonzero rows of ``W_K``)."""
+    plan = _plan(head)
+    return plan.uniform, plan.key_rows
 
 
 def attend_fast(
