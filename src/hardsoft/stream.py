@@ -155,8 +155,10 @@ class ScanStream(HeadStream):
 
 
 class WindowStream(HeadStream):
-    """Keys and values that are functions of the position alone, scores polynomial in it: each
-    query's window of keys is recomputed from the key positions (no state)."""
+    """Keys that are functions of the position alone, scores polynomial in it. Each query's
+    window of keys is recomputed from the key positions when the values are position-only
+    too (no state); otherwise the window must lie within the last ``WINDOW_LIMIT`` positions,
+    whose keys and values are carried (e.g. a head reading position i − 1)."""
 
     path = "window"
 
@@ -166,28 +168,40 @@ class WindowStream(HeadStream):
         _, key_rows = head_plan(head)
         value_rows = head.W_V.detach().abs().sum(1).nonzero().flatten()
         self.rows = torch.unique(torch.cat([key_rows, value_rows]))
+        self.is_key = torch.isin(self.rows, key_rows)
         w_pos = self.W_pos[:, key_rows]
         self.feat_key = w_pos @ head.W_K.detach()[key_rows]  # [P, d_head]
         self.key_terms = len(key_rows)
         self.coef, self.colmax = _polynomials(features, n, self.feat_key)
+        self.recent: tuple[torch.Tensor, torch.Tensor] | None = None  # last keys, values
 
     def _position_rows(self, positions: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
         """The head-input coordinates ``rows`` at 1-based ``positions``, from the embedding."""
         return feature_rows(self.features, positions, self.n, dtype) @ self.W_pos[:, self.rows]
+
+    def _bounds(self, here: torch.Tensor, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The window ``[wlo, whi]`` (1-based) of each query, as the fast path computes it."""
+        assert self.coef is not None
+        abc = (self.scale * (q.double() @ self.feat_key.double().T)) @ self.coef  # [1, c, 3]
+        kabs = self.colmax.to(q.dtype) @ self.feat_key.abs()
+        terms = self.coef.shape[0] + self.key_terms
+        t = threshold(self.weighting, q.dtype) + score_slack(q, kabs, self.scale, terms).double()
+        hi = here.double() - (1 if self.strict else 0)
+        return window_bounds(abc, torch.ones_like(hi), hi, t)
 
     def step(self, pos0, x, q, k, v):
         if self.coef is None:
             return None
         c = q.shape[1]
         here = torch.arange(pos0 + 1, pos0 + c + 1)
-        if not torch.equal(x[0][:, self.rows], self._position_rows(here, x.dtype)):
+        same = x[0][:, self.rows] == self._position_rows(here, x.dtype)  # [c, rows]
+        if not bool(same[:, self.is_key].all()):
             return None
-        abc = (self.scale * (q.double() @ self.feat_key.double().T)) @ self.coef  # [1, c, 3]
-        kabs = self.colmax.to(q.dtype) @ self.feat_key.abs()
-        terms = self.coef.shape[0] + self.key_terms
-        t = threshold(self.weighting, q.dtype) + score_slack(q, kabs, self.scale, terms).double()
-        hi = here.double() - (1 if self.strict else 0)
-        wlo, whi = window_bounds(abc, torch.ones_like(hi), hi, t)
+        recent_k = k[0] if self.recent is None else torch.cat([self.recent[0], k[0]])
+        recent_v = v[0] if self.recent is None else torch.cat([self.recent[1], v[0]])
+        base = pos0 + c - len(recent_k) + 1  # the 1-based position of recent_k[0]
+        self.recent = (recent_k[-WINDOW_LIMIT:], recent_v[-WINDOW_LIMIT:])
+        wlo, whi = self._bounds(here, q)
         width = int((whi - wlo + 1).clamp_min(0).max())
         if width > WINDOW_LIMIT:
             return None
@@ -196,7 +210,16 @@ class WindowStream(HeadStream):
             return out
         first, last = int(wlo.min()), int(whi.max())
         span = last - first + 1  # consecutive queries share most keys (e.g. a lookup of C_i)
-        keys = self._keys(torch.arange(first, last + 1), x) if span <= c * width else None
+        keys: tuple[torch.Tensor, torch.Tensor] | None = None
+        if not bool(same.all()):  # values depend on the content: read them from recent
+            if first < base:
+                return None
+            keys = (
+                recent_k[first - base : last - base + 1],
+                recent_v[first - base : last - base + 1],
+            )
+        elif span <= c * width:
+            keys = self._keys(torch.arange(first, last + 1), x)
         step = max(1, (1 << 21) // (width * x.shape[-1]))
         for s in range(0, c, step):
             e = min(c, s + step)

@@ -112,7 +112,7 @@ def run_cmd(
     stream: bool = typer.Option(
         False, "--stream", help="Read one long input from --input-file in chunks (docs/model.md)."
     ),
-    chunk: int = typer.Option(1 << 16, "--chunk", help="Positions per chunk with --stream."),
+    stream_chunk: int = typer.Option(1 << 16, "--chunk", help="Positions per chunk with --stream."),
     npy_out: Path = typer.Option(None, "-o", "--out", help="With --stream: write a .npy file."),
     dtype: str = dtype_option(),
 ) -> None:
@@ -136,7 +136,7 @@ def run_cmd(
 
     model = apply_dtype(load_model(model_path, device=device), dtype)
     if stream:
-        return run_streamed(model, inputs, input_file, chunk, npy_out, as_json)
+        return run_streamed(model, inputs, input_file, stream_chunk, npy_out, as_json)
     sourced = read_inputs(inputs, input_file)
     check_symbols(sourced, model.spec.alphabet)
     words = [w for w, _ in sourced]
