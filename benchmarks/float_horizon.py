@@ -8,9 +8,11 @@ written as a table with the machine, date and load.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from hardsoft.experiments import float_horizon as fh
 
@@ -23,17 +25,30 @@ def main() -> None:
     ap.add_argument("--float32-max-n", type=int, default=1 << 26)
     ap.add_argument("--float64-factor", type=float, default=2.0)
     ap.add_argument("--float64-max-n", type=int, default=1 << 27)
+    ap.add_argument(
+        "--parts",
+        default="float32,float64",
+        help="Which searches to rerun; the "
+        "others are read from results/float_horizon.json (the last run's rows).",
+    )
     ap.add_argument("--write", default=None)
     args = ap.parse_args()
     env = environment("cpu")
     before, start = os.getloadavg(), time.perf_counter()
-    rows = fh.float32_rows(args.seed, args.float32_max_n, quick=False)
-    for r in rows:
-        print(r, flush=True)
-    rows64 = fh.float64_parity_rows(args.seed, args.float64_factor, args.float64_max_n)
-    for r in rows64:
-        print(r, flush=True)
-    rows += rows64
+    saved = Path(__file__).with_name("results") / "float_horizon.json"
+    old = json.loads(saved.read_text()) if saved.exists() else {}
+    parts: dict[str, list] = {}
+    for part in ("float32", "float64"):
+        if part not in args.parts.split(","):
+            parts[part] = old.get(part, [])
+            continue
+        if part == "float32":
+            parts[part] = fh.float32_rows(args.seed, args.float32_max_n, quick=False)
+        else:
+            parts[part] = fh.float64_parity_rows(args.seed, args.float64_factor, args.float64_max_n)
+        for r in parts[part]:
+            print(r, flush=True)
+    rows = parts["float32"] + parts["float64"]
     after = os.getloadavg()
     lines = [
         "# Float horizon: first failing n by bisection, beside the derived float_limits",
@@ -42,8 +57,9 @@ def main() -> None:
         "",
         " | ".join(f"{k}: {v}" for k, v in env.items()),
         "",
-        f"load average before {before[0]:.2f}, after {after[0]:.2f} (2 cores shared with other "
-        f"jobs); total {time.perf_counter() - start:.0f} s",
+        f"searches rerun: {args.parts}; load average before {before[0]:.2f}, after "
+        f"{after[0]:.2f} (2 cores shared with other jobs); total "
+        f"{time.perf_counter() - start:.0f} s (float64 rows: see their own seconds)",
         "",
         "| " + " | ".join(fh.TABLE_COLUMNS) + " |",
         "|" + "---|" * len(fh.TABLE_COLUMNS),
@@ -52,7 +68,10 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:
-        Path(__file__).with_name("results").joinpath(Path(args.write).name).write_text(text)
+        results = Path(__file__).with_name("results")
+        results.joinpath(Path(args.write).name).write_text(text)
+        saved.write_text(json.dumps(parts, indent=1) + "\n")
+        fh._figure(SimpleNamespace(figure_path=results.joinpath), rows)  # float_horizon.png
 
 
 if __name__ == "__main__":

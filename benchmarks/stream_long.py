@@ -1,11 +1,13 @@
-"""``hardsoft run PARITY --stream`` on one random word of n = 10^8 (and smaller n), against the
+"""``hardsoft run MODEL --stream`` on one random word of n = 10^8 (and smaller n), against the
 floor: a plain numpy pass that reads the same file in the same chunks and takes its prefix sums.
 
-For each n: the word is written to a file (seeded, '0'/'1' bytes); the floor is timed; then
-``/usr/bin/time -v hardsoft run PARITY.safetensors --stream --input-file F -o OUT.npy --json``
-runs (compiled PARITY, ``MOD(2,1)(#<['1'])``, soft-temperature, float64), its wall time and peak
-memory (maximum resident set size) are recorded, and every position of OUT.npy (read with
-``numpy.load(mmap_mode="r")``) is checked against the parity of the prefix count. At the
+Models: compiled PARITY (``MOD(2,1)(#<['1'])``) and MAJORITY (``#<['1'] > #<['0']``),
+soft-temperature, float64. For each n: the word is written to a file (seeded, '0'/'1' bytes);
+the floor is timed; then
+``/usr/bin/time -v hardsoft run MODEL.safetensors --stream --input-file F -o OUT.npy --json``
+runs, its wall time and peak memory (maximum resident set size) are recorded, and every
+position of OUT.npy (read with ``numpy.load(mmap_mode="r")``) is checked against the formula's
+value from the prefix count (mismatches and the first wrong position). For PARITY at the
 ``--compare-n`` length the streamed outputs are also compared with the non-streaming run's
 (``hardsoft run --input-file F --json``), position by position.
 
@@ -28,7 +30,10 @@ import numpy as np
 from _common import environment
 
 HARDSOFT = str(Path(sys.executable).with_name("hardsoft"))
-FORMULA = "MOD(2,1)(#<['1'])"
+MODELS = {  # formula, and its value from the prefix count of 1s and the 1-based position
+    "PARITY": ("MOD(2,1)(#<['1'])", lambda ones, i: ones % 2 == 1),
+    "MAJORITY": ("#<['1'] > #<['0']", lambda ones, i: ones > i - ones),
+}
 CHUNK = 1 << 16
 
 
@@ -56,19 +61,23 @@ def floor(path: Path, n: int, chunk: int) -> tuple[float, int]:
     return time.perf_counter() - start, carry
 
 
-def mismatches(path: Path, out: Path, n: int) -> int:
-    """Positions of OUT.npy whose rounded output is not the parity of the prefix count."""
+def mismatches(path: Path, out: Path, n: int, rule) -> tuple[int, int | None]:
+    """Positions of OUT.npy whose rounded output differs from ``rule`` of the prefix count,
+    and the first of them (1-based; None: none)."""
     arr = np.load(out, mmap_mode="r")
     assert arr.shape == (n, 1), arr.shape
-    bad, carry = 0, 0
+    bad, carry, first = 0, 0, None
     with open(path, "rb") as f:
         for s in range(0, n, 1 << 22):
             e = min(n, s + (1 << 22))
             ids = np.fromfile(f, dtype=np.uint8, count=e - s).astype(np.int64) - 48
             sums = np.cumsum(ids) + carry
             carry = int(sums[-1])
-            bad += int(((arr[s:e, 0] > 0.5) != (sums % 2 == 1)).sum())
-    return bad
+            wrong = (arr[s:e, 0] > 0.5) != rule(sums, np.arange(s + 1, e + 1))
+            bad += int(wrong.sum())
+            if first is None and bool(wrong.any()):
+                first = s + int(np.argmax(wrong)) + 1
+    return bad, first
 
 
 def time_v(cmd: list[str]) -> tuple[float, int, str]:
@@ -101,9 +110,38 @@ def compare_whole(model: Path, word: Path, out: Path) -> dict:
     }
 
 
+def one_length(name: str, model: Path, rule, n: int, tmp: Path, args) -> tuple[dict, Path, Path]:
+    word, out = tmp / f"w{n}.txt", tmp / f"o{n}.npy"
+    write_word(word, n, args.seed)
+    before = load()
+    floor_s, _ = floor(word, n, args.chunk)
+    cmd = [HARDSOFT, "run", str(model), "--stream", "--input-file", str(word)]
+    cmd += ["--chunk", str(args.chunk), "-o", str(out), "--json"]
+    wall, rss, stdout = time_v(cmd)
+    summary = json.loads(stdout)
+    bad, first = mismatches(word, out, n, rule)
+    row = {
+        "model": name,
+        "n": n,
+        "floor s": floor_s,
+        "stream wall s": wall,
+        "stream / floor": wall / floor_s,
+        "engine s": summary["seconds"],
+        "engine / floor": summary["seconds"] / floor_s,
+        "peak RSS MiB": rss / 1024,
+        "mismatches": bad,
+        "first wrong position": first or "-",
+        "paths": ", ".join(sorted(set(summary["attention_paths"].values()))),
+        "load before, after": f"{before} | {load()}",
+    }
+    print(row, flush=True)
+    return row, out, word
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lengths", default="1000000,100000000")
+    ap.add_argument("--models", default="PARITY,MAJORITY")
     ap.add_argument("--compare-n", type=int, default=1_000_000)
     ap.add_argument("--chunk", type=int, default=CHUNK)
     ap.add_argument("--seed", type=int, default=0)
@@ -114,41 +152,32 @@ def main() -> None:
     rows, compared = [], None
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp_name:
         tmp = Path(tmp_name)
-        model = tmp / "parity.safetensors"
-        subprocess.run(
-            [HARDSOFT, "compile", FORMULA, "-a", "01", "-t", "soft-temperature", "-o", str(model)],
-            check=True,
-            capture_output=True,
-        )
-        for n in (int(x) for x in args.lengths.split(",")):
-            word, out = tmp / f"w{n}.txt", tmp / f"o{n}.npy"
-            write_word(word, n, args.seed)
-            before = load()
-            floor_s, _ = floor(word, n, args.chunk)
-            cmd = [HARDSOFT, "run", str(model), "--stream", "--input-file", str(word)]
-            cmd += ["--chunk", str(args.chunk), "-o", str(out), "--json"]
-            wall, rss, stdout = time_v(cmd)
-            summary = json.loads(stdout)
-            row = {
-                "n": n,
-                "floor s": floor_s,
-                "stream wall s": wall,
-                "stream / floor": wall / floor_s,
-                "engine s": summary["seconds"],
-                "engine / floor": summary["seconds"] / floor_s,
-                "peak RSS MiB": rss / 1024,
-                "mismatches": mismatches(word, out, n),
-                "accept": summary["accept"],
-                "paths": ", ".join(sorted(set(summary["attention_paths"].values()))),
-                "load before, after": f"{before} | {load()}",
-            }
-            print(row, flush=True)
-            rows.append(row)
-            if n == args.compare_n:
-                compared = compare_whole(model, word, out)
-                print(compared, flush=True)
-            word.unlink()
-            out.unlink()
+        for name in args.models.split(","):
+            formula, rule = MODELS[name]
+            model = tmp / f"{name}.safetensors"
+            subprocess.run(
+                [
+                    HARDSOFT,
+                    "compile",
+                    formula,
+                    "-a",
+                    "01",
+                    "-t",
+                    "soft-temperature",
+                    "-o",
+                    str(model),
+                ],
+                check=True,
+                capture_output=True,
+            )
+            for n in (int(x) for x in args.lengths.split(",")):
+                row, out, word = one_length(name, model, rule, n, tmp, args)
+                rows.append(row)
+                if n == args.compare_n and name == "PARITY":
+                    compared = compare_whole(model, word, out)
+                    print(compared, flush=True)
+                word.unlink()
+                out.unlink()
     text = render(env, rows, compared, args)
     print(text)
     if args.write:
@@ -159,9 +188,10 @@ def render(env: dict, rows: list[dict], compared: dict | None, args) -> str:
     head = " | ".join(f"{k}: {v}" for k, v in env.items())
     cols = list(rows[0])
     lines = [
-        "# Streaming PARITY to n = 10^8 against a plain numpy pass (the floor)",
+        "# Streaming runs to n = 10^8 against a plain numpy pass (the floor)",
         "",
-        f"`python benchmarks/stream_long.py --lengths {args.lengths} --chunk {args.chunk}`",
+        f"`python benchmarks/stream_long.py --lengths {args.lengths} --models {args.models} "
+        f"--chunk {args.chunk}`",
         "",
         head,
         "",

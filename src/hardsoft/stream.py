@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -389,19 +389,6 @@ class Stream:
             x = block.after_attention(x)
         self.pos += c
         return model.readout(x)[0]
-
-
-def run_chunks(
-    model: Transformer, chunks: Iterable[torch.Tensor | np.ndarray], n: int
-) -> Iterator[tuple[int, torch.Tensor]]:
-    """``(first position (0-based), outputs [c, d_out])`` per chunk of token ids of one
-    length-n input; the :class:`Stream` is the generator's, so paths are read after it."""
-    stream = Stream(model, n)
-    for ids in chunks:
-        start = stream.pos
-        yield start, stream.feed(torch.as_tensor(np.asarray(ids), dtype=torch.long))
-    if stream.pos != n:
-        raise HardsoftError(f"the stream ended after {stream.pos} of {n} positions")
 
 
 # ---- input files ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import matplotlib
@@ -193,21 +194,30 @@ def float32_rows(seed: int, n_max: int, quick: bool) -> list[dict[str, Any]]:
     rows = []
     for name, (model, limit, _) in build_models(torch.float32).items():
         for kind in WORDS:
-            if name in PROGRAMS:
-                _, k, lang = PROGRAMS[name]
-                exact = lambda n, m=model, k=k, lang=lang, kind=kind: program_exact(  # noqa: E731
-                    m, k, lang, kind, n, seed
-                )
-            else:
-                check = stream_exact if name in PREFIX_RULES else formula_exact
-                exact = lambda n, m=model, name=name, kind=kind, check=check: check(  # noqa: E731
-                    m, name, kind, n, seed
-                )
             start = max(8, (limit or 64) // 4)
             t0 = time.perf_counter()
+            exact = checker(name, model, kind, seed)
             found = first_failure(exact, start, max(n_max, limit or 0) if quick else n_max)
             rows.append(_row(name, "float32", kind, limit, found, time.perf_counter() - t0))
     return rows
+
+
+def checker(name: str, model: Transformer, kind: str, seed: int) -> Callable[[int], bool]:
+    """``n -> every position right`` for one model and word family: streamed (causal formulas
+    with a prefix rule), one forward pass (other formulas) or against the Dyck oracle."""
+    if name in PROGRAMS:
+        _, k, lang = PROGRAMS[name]
+        return partial(_program_at, model, k, lang, kind, seed)
+    check = stream_exact if name in PREFIX_RULES else formula_exact
+    return partial(_formula_at, check, model, name, kind, seed)
+
+
+def _program_at(model: Transformer, k: int, lang: str, kind: str, seed: int, n: int) -> bool:
+    return program_exact(model, k, lang, kind, n, seed)
+
+
+def _formula_at(check: Callable[..., bool], model, name: str, kind: str, seed: int, n: int) -> bool:
+    return check(model, name, kind, n, seed)
 
 
 def float64_parity_rows(seed: int, factor: float, n_max: int) -> list[dict[str, Any]]:
@@ -219,9 +229,7 @@ def float64_parity_rows(seed: int, factor: float, n_max: int) -> list[dict[str, 
     for kind in WORDS:
         t0 = time.perf_counter()
         found = first_failure(
-            lambda n, kind=kind: stream_exact(model, "PARITY (MOD)", kind, n, seed),
-            int(limit * factor),
-            n_max,
+            checker("PARITY (MOD)", model, kind, seed), int(limit * factor), n_max
         )
         rows.append(_row("PARITY (MOD)", "float64", kind, limit, found, time.perf_counter() - t0))
     return rows
@@ -324,7 +332,7 @@ def run(ctx: Context) -> Result:
     if not ctx.quick:
         rows += float64_parity_rows(ctx.seed, factor=2.0, n_max=1 << 27)
     ratios = [r["ratio"] for r in rows if r["ratio"] and not r["exact_at_largest_tried"]]
-    worst = {}
+    worst: dict[str, float] = {}
     for r in rows:
         if r["derived"] and r["first_failure"]:
             key = f"{r['model']} ({r['dtype']})"
