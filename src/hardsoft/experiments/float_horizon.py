@@ -281,7 +281,7 @@ def _figure(ctx: Context, rows: list[dict[str, Any]]) -> str:
     ax.set_xscale("log")
     ax.set_yticks(range(len(names)), names, fontsize=7)
     ax.set_xlabel("input length n (filled: first failing n; hollow: exact at the largest n tried)")
-    ax.set_title("Float horizon: measured first failure vs the certificate's derived limit")
+    ax.set_title("Float horizon: measured first failure vs the derived limit", fontsize=10)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     name = "float_horizon.png"
@@ -304,20 +304,25 @@ TABLE_COLUMNS = [
 
 
 def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
-    return [
-        [
-            r["model"],
-            r["dtype"],
-            r["word"],
-            r["derived"] or "-",
-            r["largest_exact"] or "-",
-            r["first_failure"] or "none tried",
-            f"{r['ratio']:.2f}" if r["ratio"] else "-",
-            r["runs"],
-            r["seconds"],
-        ]
-        for r in rows
-    ]
+    out = []
+    for r in rows:
+        exact = r["exact_at_largest_tried"]
+        ratio = "-" if not r["ratio"] else f"{'>= ' if exact else ''}{r['ratio']:.2f}"
+        failing = "none up to the largest tried" if exact else r["first_failure"]
+        out.append(
+            [
+                r["model"],
+                r["dtype"],
+                r["word"],
+                r["derived"] or "-",
+                r["largest_exact"] or "-",
+                failing,
+                ratio,
+                r["runs"],
+                r["seconds"],
+            ]
+        )
+    return out
 
 
 @register(
