@@ -25,6 +25,7 @@ def main() -> None:
     ap.add_argument("--float32-max-n", type=int, default=1 << 26)
     ap.add_argument("--float64-factor", type=float, default=2.0)
     ap.add_argument("--float64-max-n", type=int, default=1 << 27)
+    ap.add_argument("--float64-words", default=",".join(fh.WORDS))
     ap.add_argument(
         "--parts",
         default="float32,float64",
@@ -45,7 +46,11 @@ def main() -> None:
         if part == "float32":
             parts[part] = fh.float32_rows(args.seed, args.float32_max_n, quick=False)
         else:
-            parts[part] = fh.float64_parity_rows(args.seed, args.float64_factor, args.float64_max_n)
+            words = tuple(args.float64_words.split(","))
+            kept = [r for r in old.get(part, []) if r["word"] not in words]
+            parts[part] = kept + fh.float64_parity_rows(
+                args.seed, args.float64_factor, args.float64_max_n, words
+            )
         for r in parts[part]:
             print(r, flush=True)
     rows = parts["float32"] + parts["float64"]

@@ -220,13 +220,15 @@ def _formula_at(check: Callable[..., bool], model, name: str, kind: str, seed: i
     return check(model, name, kind, n, seed)
 
 
-def float64_parity_rows(seed: int, factor: float, n_max: int) -> list[dict[str, Any]]:
+def float64_parity_rows(
+    seed: int, factor: float, n_max: int, words: tuple[str, ...] = WORDS
+) -> list[dict[str, Any]]:
     """Compiled PARITY (MOD) in float64, streamed, from ``factor`` × its derived limit."""
     models = build_models(torch.float64)
     model, _, limit = models["PARITY (MOD)"]
     assert limit is not None
     rows = []
-    for kind in WORDS:
+    for kind in words:
         t0 = time.perf_counter()
         found = first_failure(
             checker("PARITY (MOD)", model, kind, seed), int(limit * factor), n_max
