@@ -212,8 +212,8 @@ def sign_float(coef_sum: float, terms: int = 2) -> FloatLimit:
 
     This replaced the first-order model ``Σ|c| N u <= 1/(4N)`` (C/N summed as C rounded terms
     1/N, as the dense path does), which the float-horizon experiment measured to be over
-    8000x conservative for MAJORITY in float32 (derived 1448; exact at 1.7·10^7, first failing
-    at 1.9·10^7, where the count 2^24 + 1 is no longer a float32 integer)."""
+    8000x conservative for MAJORITY in float32 (derived 1448; exact at 1.68·10^7, first failing
+    at 1.85·10^7, where the count 2^24 + 1 is no longer a float32 integer)."""
     return FloatLimit("linear", (2.0 * max(terms, 1) - 1.0) * max(coef_sum, 1.0))
 
 
