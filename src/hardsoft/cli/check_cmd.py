@@ -20,6 +20,7 @@ from hardsoft.cli.common import (
     print_json,
     seed_option,
 )
+from hardsoft.cli.run_options import apply_dtype, dtype_option
 from hardsoft.errors import HardsoftError
 
 
@@ -97,6 +98,7 @@ def check_cmd(
         False, "--dense", help="Dense reference attention in every head (no fast paths)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    dtype: str = dtype_option(),
 ) -> None:
     """Check MODEL at every position of every string up to --exhaustive-max-n and of
     --samples random strings per --random-n length, against --formula (the logic evaluator)
@@ -112,7 +114,7 @@ def check_cmd(
     if (not formula) == (language is None):
         raise HardsoftError("give exactly one of --formula and --language")
     lengths = parse_int_list(random_n, "--random-n", lo=1) if random_n.strip() else []
-    model = load_model(model_path, device=device)
+    model = apply_dtype(load_model(model_path, device=device), dtype)
     options = dict(
         exhaustive_max_n=exhaustive_max_n,
         random_n=lengths,

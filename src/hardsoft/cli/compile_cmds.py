@@ -10,6 +10,7 @@ import typer
 from hardsoft import validate
 from hardsoft.cli import app
 from hardsoft.cli.common import console, int_option, output_file_option, print_json
+from hardsoft.cli.run_options import apply_dtype, dtype_option
 from hardsoft.errors import HardsoftError
 
 if TYPE_CHECKING:
@@ -130,6 +131,7 @@ def compile_cmd(
     out: Path = output_file_option(required=False, help="Write the model (.safetensors)."),
     n: int = int_option(1000, "--n", lo=1, help="Length at which to evaluate tau(n) and bounds."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    dtype: str = dtype_option(),
 ) -> None:
     """Compile FORMULA (or the named --output formulas) into a transformer whose output is the
     formula's value (exactly 0/1) at every position; print the certificate (features, tau(n),
@@ -146,7 +148,9 @@ def compile_cmd(
         source, alpha = _resolve_formula(formula, alphabet)
     options = {} if masks is None else {"masks": masks}
     model = compile_formula(source, alpha, target=target, causal=causal, n=n, **options)
+    model = apply_dtype(model, dtype)
     cert = model.meta["certificate"]
+    cert["dtype"] = str(model.dtype).removeprefix("torch.")
     if out is not None:
         save_model(model, out)
     if as_json:

@@ -24,6 +24,7 @@ from hardsoft.cli.common import (
     print_json,
     seed_option,
 )
+from hardsoft.cli.run_options import apply_dtype, dtype_option, run_streamed
 from hardsoft.errors import HardsoftError
 from hardsoft.model import MASKS, WEIGHTINGS, random_model, save_model
 from hardsoft.model.readout import acceptance_of
@@ -109,6 +110,12 @@ def run_cmd(
         False, "--dense", help="Dense reference attention in every head (no fast paths)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    stream: bool = typer.Option(
+        False, "--stream", help="Read one long input from --input-file in chunks (docs/model.md)."
+    ),
+    stream_chunk: int = typer.Option(1 << 16, "--chunk", help="Positions per chunk with --stream."),
+    npy_out: Path = typer.Option(None, "-o", "--out", help="With --stream: write a .npy file."),
+    dtype: str = dtype_option(),
 ) -> None:
     """Run MODEL on each input: every output at every position, and acceptance (the model's
     declared readout of the last position; by default output coordinate 0 > 1/2).
@@ -120,12 +127,18 @@ def run_cmd(
     logic route's induction heads, also gets `symbols`: per position the name of the one output
     that is 1, or null when not exactly one is. `attention_paths`: per input length, the
     attention path each head took — heads with structure run a fast path with the same outputs
-    (docs/model.md, "Fast paths"); `--dense` runs the dense reference in every head."""
+    (docs/model.md, "Fast paths"); `--dense` runs the dense reference in every head.
+
+    `--stream`: one input of any length, read from --input-file in chunks of --chunk positions
+    (n is the file's size without a trailing newline), memory O(chunk) for causal models:
+    JSON Lines `{"position", "outputs"}` then `{"summary"}` on stdout, or `-o OUT.npy`."""
     from hardsoft.check import is_symbol_valued, output_names
     from hardsoft.model.fastpath import fast_paths, head_paths
 
+    model = apply_dtype(load_model(model_path, device=device), dtype)
+    if stream:
+        return run_streamed(model, inputs, input_file, stream_chunk, npy_out, as_json)
     sourced = read_inputs(inputs, input_file)
-    model = load_model(model_path, device=device)
     check_symbols(sourced, model.spec.alphabet)
     words = [w for w, _ in sourced]
     names = list(output_names(model))

@@ -530,8 +530,8 @@ class Builder:
         plan = self.gadgets.sign(self.feat, x, one_minus, kind, linear_key=self.nonstrict)
         if kind == "glob":  # x is a sum of retrieved values: O(1) magnitudes, margin 0.3/n
             plan.float_limit = B.FloatLimit("linear", 40.0 * max(coef_sum, 1.0))
-        else:  # x from uniform counts C/N, each with relative error up to N u
-            plan.float_limit = B.sign_float(coef_sum)
+        else:  # x from uniform counts C/N, each summed exactly and divided once
+            plan.float_limit = B.sign_float(coef_sum, len(x) + len(corrections))
         alt = self.feat("(-1)^i")
         tmp, dst = self.new("sign_att"), self.new("sign")
         theorem = "sign"

@@ -75,8 +75,11 @@ def float_limits(heads: list[dict[str, Any]]) -> dict[str, Any]:
     ]
     out["derivation"] = (
         "first-order rounding model per head (docs/compiler.md): scores of size O(n) with a "
-        "fixed gap give n <= 1/(c u); values read from uniform counts (C/N with relative "
-        "error up to N u) give n <= (c u)^(-1/2); u = 2^-53 (float64), 2^-24 (float32)"
+        "fixed gap give n <= 1/(c u); a sign test of counts C/N (each summed exactly and "
+        "divided once by the uniform fast path) gives n <= 1/((2K-1) sum|c| u) for K terms; a "
+        "lookup of "
+        "C/N (relative error up to N u) gives n <= (c u)^(-1/2); u = 2^-53 (float64), "
+        "2^-24 (float32)"
     )
     return out
 

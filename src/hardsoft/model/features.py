@@ -31,6 +31,7 @@ PolyFn = Callable[[int], "Poly | None"]
 Cases = tuple[tuple[float, str], ...]
 """A feature's finitely many values, each with the formula (hardsoft's logic syntax) that holds
 exactly at the positions where the feature takes that value."""
+AtFn = Callable[[torch.Tensor, int, torch.dtype], torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,17 @@ class PositionFeature:
     _fn: Callable[[int, torch.dtype, torch.device], torch.Tensor]
     _poly: PolyFn | None = None
     cases: Cases | None = None
+    _at: AtFn | None = None
+
+    def at(
+        self, positions: torch.Tensor, n: int, dtype: torch.dtype = torch.float64
+    ) -> torch.Tensor:
+        """The values ``[len(positions), dim]`` at the 1-based ``positions`` of a length-n
+        input, equal to the rows of :meth:`compute` there (streaming reads a chunk of positions
+        without the other n)."""
+        if self._at is not None:
+            return self._at(positions.flatten(), n, dtype).reshape(-1, self.dim)
+        return self.compute(n, dtype, positions.device)[positions.flatten() - 1]
 
     def compute(
         self, n: int, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu"
@@ -75,7 +87,10 @@ def _scalar(
         i = torch.arange(1, n + 1, dtype=dtype, device=device)
         return fn(i, n).to(dtype).reshape(n, 1)
 
-    return PositionFeature(name, 1, bounded, compute, poly, cases)
+    def at(positions: torch.Tensor, n: int, dtype: torch.dtype) -> torch.Tensor:
+        return fn(positions.to(dtype), n).to(dtype).reshape(-1, 1)
+
+    return PositionFeature(name, 1, bounded, compute, poly, cases, at)
 
 
 _SCALARS: dict[str, tuple[bool, ScalarFn]] = {
@@ -155,17 +170,21 @@ def _sinusoidal(dim: int) -> PositionFeature:
     if dim < 2 or dim % 2:
         raise HardsoftError(f"sinusoidal position features need an even dimension >= 2, got {dim}")
 
-    def compute(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-        i = torch.arange(1, n + 1, dtype=torch.float64, device=device)[:, None]
+    def at(positions: torch.Tensor, n: int, dtype: torch.dtype) -> torch.Tensor:
+        i = positions.to(torch.float64)[:, None]
+        device = positions.device
         freq = torch.exp(
             -math.log(10000.0) * torch.arange(0, dim, 2, dtype=torch.float64, device=device) / dim
         )
-        out = torch.empty(n, dim, dtype=torch.float64, device=device)
+        out = torch.empty(len(i), dim, dtype=torch.float64, device=device)
         out[:, 0::2] = torch.sin(i * freq)
         out[:, 1::2] = torch.cos(i * freq)
         return out.to(dtype)
 
-    return PositionFeature(f"sinusoidal:{dim}", dim, True, compute)
+    def compute(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        return at(torch.arange(1, n + 1, device=device), n, dtype)
+
+    return PositionFeature(f"sinusoidal:{dim}", dim, True, compute, None, _at=at)
 
 
 def _poly_product(parts: list[PositionFeature]) -> PolyFn | None:
@@ -200,8 +219,15 @@ def _product(parts: list[PositionFeature], name: str) -> PositionFeature:
             out = out * p.compute(n, dtype, device)
         return out
 
+    def at(positions: torch.Tensor, n: int, dtype: torch.dtype) -> torch.Tensor:
+        out = torch.ones(len(positions), 1, dtype=dtype, device=positions.device)
+        for p in parts:
+            out = out * p.at(positions, n, dtype)
+        return out
+
+    bounded = all(p.bounded for p in parts)
     return PositionFeature(
-        name, 1, all(p.bounded for p in parts), compute, _poly_product(parts), _case_product(parts)
+        name, 1, bounded, compute, _poly_product(parts), _case_product(parts), at
     )
 
 
@@ -260,3 +286,16 @@ def feature_matrix(
     if not names:
         return torch.zeros(n, 0, dtype=dtype, device=device)
     return torch.cat([parse_feature(nm).compute(n, dtype, device) for nm in names], dim=1)
+
+
+def feature_rows(
+    names: tuple[str, ...] | list[str],
+    positions: torch.Tensor,
+    n: int,
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
+    """The rows of :func:`feature_matrix` at the 1-based ``positions`` (int64) of a length-n
+    input, ``[len(positions), P]``, without computing the other rows."""
+    if not names:
+        return torch.zeros(len(positions), 0, dtype=dtype, device=positions.device)
+    return torch.cat([parse_feature(nm).at(positions, n, dtype) for nm in names], dim=1)

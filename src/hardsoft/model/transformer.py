@@ -24,7 +24,7 @@ from hardsoft.errors import HardsoftError
 from hardsoft.memory import auto_chunk
 from hardsoft.model import fastpath
 from hardsoft.model.attention import attend, attend_chunked, weights_from_scores
-from hardsoft.model.features import feature_matrix
+from hardsoft.model.features import feature_matrix, feature_rows
 from hardsoft.model.readout import acceptance_of
 from hardsoft.model.spec import (
     HeadSpec,
@@ -343,15 +343,26 @@ class Transformer(nn.Module):
                     ) from None
         return torch.from_numpy(ids).to(self.device)
 
-    def position_embedding(self, n: int) -> torch.Tensor:
-        """``PE(i, n) · W_pos`` for i = 1..n: ``[n, d_model]``."""
-        return feature_matrix(self.spec.position_features, n, self.dtype, self.device) @ self.W_pos
+    def position_embedding(self, n: int, positions: torch.Tensor | None = None) -> torch.Tensor:
+        """``PE(i, n) · W_pos`` for i = 1..n: ``[n, d_model]``; with ``positions`` (1-based
+        int64), only those rows of a length-n input (a chunk of a streamed input)."""
+        features = self.spec.position_features
+        if positions is None:
+            return feature_matrix(features, n, self.dtype, self.device) @ self.W_pos
+        return feature_rows(features, positions.to(self.device), n, self.dtype) @ self.W_pos
 
-    def embed(self, tokens: torch.Tensor, trace: dict | None = None) -> torch.Tensor:
-        """The layer-0 residual ``W_E[w_i] + PE(i, n) W_pos`` of token ids ``[B, n]``."""
-        n = tokens.shape[1]
+    def embed(
+        self, tokens: torch.Tensor, trace: dict | None = None, *, offset: int = 0, n: int = 0
+    ) -> torch.Tensor:
+        """The layer-0 residual ``W_E[w_i] + PE(i, n) W_pos`` of token ids ``[B, n]``; with
+        ``n`` given, ``tokens`` are the positions ``offset + 1 ..`` of a longer length-n input
+        (a chunk of a streamed input)."""
         tok = self.W_E[tokens]
-        pos = self.position_embedding(n)
+        if n:
+            rows = torch.arange(offset + 1, offset + tokens.shape[1] + 1)
+            pos = self.position_embedding(n, rows)
+        else:
+            pos = self.position_embedding(tokens.shape[1])
         if trace is not None:
             trace["embed.tokens"], trace["embed.positions"] = tok, pos.expand_as(tok)
         return tok + pos

@@ -1,0 +1,104 @@
+"""Options shared by ``run``, ``check`` and ``compile``: ``--dtype`` (the float format the model
+computes in) and ``run --stream`` (one long input read in chunks: :mod:`hardsoft.stream`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+import typer
+
+from hardsoft.cli.common import console, print_json
+from hardsoft.errors import HardsoftError
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def dtype_option() -> Any:
+    """``--dtype float32|float64``: cast the model's weights (and so its computation)."""
+    return typer.Option(
+        None,
+        "--dtype",
+        help="Compute in float32 or float64 (default: the model's own). Compiled models are "
+        "exact up to the certificate's float_limits for that format (docs/compiler.md).",
+    )
+
+
+def apply_dtype(model: Any, dtype: str | None) -> Any:
+    """``model`` cast to ``dtype`` (None: unchanged); a bad name is a one-line error."""
+    if dtype is None:
+        return model
+    if dtype not in DTYPES:
+        raise HardsoftError(f"--dtype must be float32 or float64, not {dtype!r}")
+    return model.to(DTYPES[dtype])
+
+
+def _jsonl(start: int, rows: torch.Tensor) -> str:
+    """One JSON line per position: ``{"position": i, "outputs": [...]}`` (1-based i)."""
+    values = rows.detach().cpu().tolist()
+    return "".join(
+        f'{{"position": {start + k + 1}, "outputs": {json.dumps(v)}}}\n'
+        for k, v in enumerate(values)
+    )
+
+
+def run_streamed(
+    model: Any,
+    inputs: list[str] | None,
+    input_file: Path | None,
+    chunk: int,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """``hardsoft run --stream``: outputs per position as JSON Lines on stdout (then a
+    ``{"summary": ...}`` line), or into the ``.npy`` file ``out`` with a summary printed."""
+    from hardsoft.model.readout import acceptance_of
+    from hardsoft.stream import NpyWriter, Stream, read_chunks
+
+    if inputs or input_file is None:
+        raise HardsoftError("--stream reads one input from --input-file (not --input)")
+    if chunk < 1:
+        raise HardsoftError(f"--chunk must be >= 1, not {chunk}")
+    n, chunks = read_chunks(input_file, model.spec.alphabet, chunk)
+    stream = Stream(model, n)
+    writer = None if out is None else NpyWriter(out, n, model.spec.d_out, model.dtype)
+    started, last, ok = time.perf_counter(), None, False
+    try:
+        for ids in chunks:
+            start = stream.pos
+            rows = stream.feed(torch.from_numpy(ids))
+            if writer is not None:
+                writer.write(rows)
+            else:
+                sys.stdout.write(_jsonl(start, rows))
+            last = rows[-1]
+        ok = True
+    finally:
+        if writer is not None:
+            writer.close(ok)
+    assert last is not None
+    summary = {
+        "n": n,
+        "accept": bool(acceptance_of(model).accept(last)),
+        "attention_paths": stream.paths,
+        "chunk": chunk,
+        "dtype": str(model.dtype).removeprefix("torch."),
+        "seconds": round(time.perf_counter() - started, 3),
+        "output": None if out is None else str(out),
+    }
+    if out is None:
+        sys.stdout.write(json.dumps({"summary": summary}) + "\n")
+    elif as_json:
+        print_json(summary)
+    else:
+        console.print(
+            f"wrote {out}: {n} positions x {model.spec.d_out} outputs in {summary['seconds']} s; "
+            f"accept={summary['accept']}; paths "
+            + ", ".join(f"{k}={v}" for k, v in stream.paths.items()),
+            markup=False,
+            soft_wrap=True,
+        )
