@@ -210,7 +210,9 @@ def _trained_dyck2(tmp_path):
         language="dyck2", arch=ArchConfig(d_model=8, layers=1, heads=1), steps=20, warmup=2
     )
     train(cfg, tmp_path / "run", show_progress=False)
-    return load_model(tmp_path / "run" / "model.safetensors"), tmp_path / "run" / "model.safetensors"
+    return load_model(
+        tmp_path / "run" / "model.safetensors"
+    ), tmp_path / "run" / "model.safetensors"
 
 
 def test_check_reads_a_trained_model_by_its_declared_readout(tmp_path) -> None:
@@ -247,7 +249,8 @@ def test_check_reads_a_trained_model_by_its_declared_readout(tmp_path) -> None:
 def test_cli_check_reports_accuracy_by_length_for_a_trained_model(tmp_path) -> None:
     _, path = _trained_dyck2(tmp_path)
     res = runner.invoke(
-        app, ["check", str(path), "--language", "dyck2", "--exhaustive-max-n", "4", "--random-n", ""]
+        app,
+        ["check", str(path), "--language", "dyck2", "--exhaustive-max-n", "4", "--random-n", ""],
     )
     assert res.exit_code in (0, 1), res.output
     assert "accuracy by length" in res.output and "P(EOS)" in res.output

@@ -88,9 +88,7 @@ def _print_by_length(report: dict) -> None:
         table.add_column(col, justify="right")
     for r in report["by_length"]:
         s, p = r["strings_right"] / r["strings"], r["positions_right"] / max(1, r["positions"])
-        table.add_row(
-            str(r["n"]), str(r["strings"]), f"{s:.3f}", str(r["positions"]), f"{p:.3f}"
-        )
+        table.add_row(str(r["n"]), str(r["strings"]), f"{s:.3f}", str(r["positions"]), f"{p:.3f}")
     console.print(table)
 
 
