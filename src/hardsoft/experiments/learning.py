@@ -160,7 +160,7 @@ def _evaluate(run_dir: Path, plan: Plan, n: int | None) -> dict[str, Any]:
     else:
         # (d) Theorem 6's setting: this one trained model, at growing n (last position)
         rows = cross_entropy_by_length(
-            model, process, plan.fixed_lengths, samples=plan.eval_samples
+            model, process, plan.fixed_lengths, samples=plan.eval_samples, batch_size=16
         )
         out["fixed_gap"] = [r.gap for r in rows]
         out["fixed_chance_gap"] = [r.chance_gap for r in rows]
