@@ -70,14 +70,18 @@ def test_figure_lint_catches_repeated_panel_labels_and_unnamed_lines() -> None:
     problems = figure_problems(fig)
     plt.close(fig)
     assert any("panel label (a) appears 2 times" in p for p in problems)
-    assert any("unlabelled line is not in the legend" in p for p in problems)
-    assert any("2 lines and no legend" in p for p in problems)
-    fig, (a, b) = plt.subplots(1, 2)
+    assert sum("unlabelled line is not in the legend" in p for p in problems) == 3
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 3])
+    ax.plot([1, 2], [3, 1])
+    assert any("2 lines and no legend" in p for p in figure_problems(fig))
+    plt.close(fig)
+    fig, (a, b) = plt.subplots(1, 2)  # one legend for the series both panels share
     for ax, t in ((a, "(a) one"), (b, "(b) two")):
         ax.plot([1, 2], [1, 2], label="x")
         ax.plot([1, 2], [2, 1], label="y")
-        ax.legend()
         ax.set_title(t)
+    b.legend()
     assert figure_problems(fig) == []
     plt.close(fig)
 

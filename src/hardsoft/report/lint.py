@@ -4,7 +4,7 @@
   reprs in cells (``[False, True]``, ``None``, ``snake_case`` identifiers, ``n**3``), numbers
   printed with more than :data:`MAX_DIGITS` significant digits.
 * :func:`figure_problems`: a matplotlib figure before it is saved: two panels with the same
-  panel label (``(a)``) or the same title, a plotted line that its axes' legend does not name,
+  panel label (``(a)``) or the same title, a plotted line that no legend of the figure names,
   several lines and no legend.
 
 Each returns a list of one-line descriptions (empty when all is well); the report tests run
@@ -101,11 +101,11 @@ def figure_problems(fig: Any) -> list[str]:
     for p in set(panels):
         if panels.count(p) > 1:
             problems.append(f"panel label ({p}) appears {panels.count(p)} times")
-    figure_names = {t.get_text() for leg in fig.legends for t in leg.get_texts()}
+    # a legend may serve several panels (the figure's, or one panel's for series they share)
+    legends = [*fig.legends, *(ax.get_legend() for ax in axes if ax.get_legend())]
+    names = {t.get_text() for leg in legends for t in leg.get_texts()}
     for ax, title in zip(axes, titles):
         lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) and ln.get_visible()]
-        legend = ax.get_legend()
-        names = figure_names | ({t.get_text() for t in legend.get_texts()} if legend else set())
         if not names:
             if len(lines) > 1:
                 problems.append(f"panel {title[:40]!r}: {len(lines)} lines and no legend")
