@@ -154,3 +154,12 @@ def test_fast_paths_equal_the_dense_path_adversarially(
     case = _case(weighting, mask, features, layer_norm, layers, heads, scale, tau, dtype, split)
     error, paths = differential(case, n, kind, seed)
     assert error <= TOLERANCE[dtype], (error, paths)
+
+
+def test_window_check_on_a_model_without_position_features() -> None:
+    """Found by the differential pass: keys that read only (all-zero) position coordinates of
+    a model with no position features made the window path crash (``unbind`` of an empty
+    polynomial table); now the check declines and another path runs."""
+    case = _case("softmax", "none", (), "none", 1, 1, 1.0, None, torch.float64, True)
+    error, paths = differential(case, 512, "periodic", seed=0)
+    assert error <= TOLERANCE[torch.float64] and paths["blocks.0.attn.0"] != "dense"

@@ -334,7 +334,8 @@ def window_attention(
     polys = src.polynomials(n)
     if any(polys[f] is None for f in used.nonzero().flatten().tolist()):
         return None
-    coef = torch.tensor([p or (0.0, 0.0, 0.0) for p in polys], dtype=torch.float64)
+    # reshape: a model without position features has no rows (torch.tensor([]) is 1-D)
+    coef = torch.tensor([p or (0.0, 0.0, 0.0) for p in polys], dtype=torch.float64).reshape(-1, 3)
     abc = (scale * (q.double() @ feat_key.double().T)) @ coef.to(q.device)  # [B, n, 3]
     weighting, mask = head.spec.weighting, head.spec.mask
     kabs = (raw.abs() @ feat_key.abs()).amax(0)
