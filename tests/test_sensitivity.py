@@ -387,3 +387,16 @@ def test_cli_exit_code_one_on_violation(tmp_path, monkeypatch) -> None:
     )
     assert res.exit_code == 1
     assert "bound violated at n=8" in res.output and "input '" in res.output
+
+
+def test_cli_says_when_there_are_too_few_lengths_for_an_interval(tmp_path) -> None:
+    """`--lengths 16,64` printed `slope -2.181 [-inf, inf]`; it now says why there is none."""
+    path = tmp_path / "m.st"
+    runner = CliRunner()
+    made = runner.invoke(app, ["random-model", "--seed", "1", "--out", str(path)])
+    assert made.exit_code == 0, made.output
+    two = runner.invoke(app, ["sensitivity", str(path), "--lengths", "16,64"])
+    text = " ".join(two.output.split())
+    assert "[-inf" not in text and "no interval: a 95% interval needs at least 3 lengths" in text
+    three = runner.invoke(app, ["sensitivity", str(path), "--lengths", "16,32,64"])
+    assert "no interval" not in three.output and "log-log slope" in three.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -182,9 +183,12 @@ def _print_table(data: dict) -> None:
     console.print(table)
     if data["slope"] is not None:
         lo, hi = data["slope_ci"]
-        console.print(
-            f"log-log slope of the max influence: {data['slope']:.3f} [{lo:.3f}, {hi:.3f}]"
+        ci = (
+            f"[{lo:.3f}, {hi:.3f}]"
+            if math.isfinite(lo) and math.isfinite(hi)
+            else "(no interval: a 95% interval needs at least 3 lengths in the fit)"
         )
+        console.print(f"log-log slope of the max influence: {data['slope']:.3f} {ci}")
     if data["bound_reasons"]:
         console.print("no bound to check: " + "; ".join(data["bound_reasons"]))
     else:
