@@ -163,3 +163,23 @@ def test_window_check_on_a_model_without_position_features() -> None:
     case = _case("softmax", "none", (), "none", 1, 1, 1.0, None, torch.float64, True)
     error, paths = differential(case, 512, "periodic", seed=0)
     assert error <= TOLERANCE[torch.float64] and paths["blocks.0.attn.0"] != "dense"
+
+
+def test_dense_path_keeps_exact_ties_of_hard_attention() -> None:
+    """Found by the differential pass: with bitwise equal keys (a rightmost head whose keys
+    read only the constant feature 1) the dense path's matmul rounded equal dot products
+    differently in different columns and broke the tie at the wrong position (0.086 away
+    from the fast path). Scores of hard heads are now summed pair by pair in one order."""
+    import numpy as np
+
+    from hardsoft.model.attention import pair_scores
+
+    case = _case("rightmost", "none", ("1",), "none", 1, 2, 1.0, None, torch.float64, True)
+    error, paths = differential(case, 512, "periodic", seed=0)
+    assert error <= TOLERANCE[torch.float64], (error, paths)
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(1, 300, 7, generator=g, dtype=torch.float64)
+    k = torch.randn(1, 1, 7, generator=g, dtype=torch.float64).expand(1, 300, 7)
+    s = pair_scores(q, k, "rightmost")
+    assert bool((s == s[..., :1]).all())  # every key equal: every score in a row equal
+    assert np.allclose(s.numpy(), (q @ k.transpose(-1, -2)).numpy(), rtol=1e-12, atol=1e-12)

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, cast
 import torch
 
 from hardsoft.errors import HardsoftError
-from hardsoft.model.attention import weights_from_scores
+from hardsoft.model.attention import pair_scores, weights_from_scores
 from hardsoft.model.features import parse_feature
 from hardsoft.model.scan import NEG_INF, ScanState, finish, prefix_sum, read_state, segmented_scan
 from hardsoft.model.spec import Mask, Weighting
@@ -205,7 +205,7 @@ def attend_fast(
     if plan.uniform:
         return uniform_attention(v, weighting, mask), Path.UNIFORM
     if torch.equal(q, q[:, :1].expand_as(q)):
-        s = (q[:, :1] @ k.transpose(-1, -2))[:, 0] * scale
+        s = pair_scores(q[:, :1], k, weighting)[:, 0] * scale
         return scan_attention(s, v, weighting, mask), Path.SCAN
     force = mode == "force"
     src: PositionSource | None = getattr(head, "position_source", None)
