@@ -244,6 +244,8 @@ def test_cli_train_and_evaluate(tmp_path) -> None:
     assert [r["n"] for r in ev["rows"]] == [1, 2, 4, 8, 16]
     assert all(r["gap"] >= -1e-9 for r in ev["rows"])
     assert 0 <= ev["generalization"]["overall"] <= 1
+    # the declared readout of the process (what run, check and restrict apply)
+    assert ev["acceptance"].startswith("P(EOS) = softmax(y_n)[")
     res = runner.invoke(app, ["evaluate", str(tmp_path)])
     assert res.exit_code != 0 and "config.json" in str(res.exception)
 
