@@ -221,7 +221,8 @@ def _iv(b: tuple[float, float, float]) -> str:
 
 def _parity_transformer(entry: Mapping[str, Any]) -> tuple[str, str]:
     """PARITY, one fixed transformer at growing n: the gap as a fraction of the chance gap
-    must rise (last − first length) and end near 1."""
+    must start clearly below 1 (mean over seeds <= 0.8), rise (last − first length, interval
+    above 0) and end near 1 (lower end >= 0.8)."""
     gaps, chance = entry["gap"], entry["chance_gap"]
     ratios = [[float(g) / float(chance[k]) for g in gaps[k]] for k in range(len(gaps))]
     first, last = _interval(ratios[0]), _interval(ratios[-1])
@@ -230,8 +231,8 @@ def _parity_transformer(entry: Mapping[str, Any]) -> tuple[str, str]:
         mean = sum(ratios[-1]) / max(1, len(ratios[-1]))
         return INCONCLUSIVE, f"gap/chance {mean:.2f} at the largest n; one seed, no interval"
     text = f"gap/chance {_iv(first)} → {_iv(last)}, rise {_iv(rise)}"
-    if first[1] >= 0.9:
-        return INCONCLUSIVE, text + " (at chance already at the shortest n: nothing to grow)"
+    if first[0] > 0.8:  # within 20% of chance (mean over seeds) at the shortest n
+        return INCONCLUSIVE, text + " (near chance already at the shortest n: nothing to grow)"
     if rise[1] > 0 and last[1] >= 0.8:
         return REPRODUCED, text
     if rise[2] <= 0 and last[2] < 0.5:
@@ -317,7 +318,8 @@ def theorem6_trend(fixed: Mapping[str, Any]) -> dict[str, Any]:
     paper="Hahn (2020) §6, Theorem 6 (and Lemma 5 for the unmasked variant)",
     what_ran="transformers (future-masked and unmasked, no layer norm) and LSTMs trained once on "
     "n ≤ 40, each evaluated at growing n; verdict from 95% t-intervals over seeds of the "
-    "trend (PARITY: gap/chance rises and ends ≥ 0.8; 2DYCK: gap above Hahn's bound beyond 40)",
+    "trend (PARITY: gap/chance starts ≤ 0.8, rises and ends ≥ 0.8; 2DYCK: gap above Hahn's "
+    "bound beyond 40)",
 )
 def _learning(m: Mapping[str, Any]) -> tuple[str, str]:
     trend = theorem6_trend(m["fixed"])
