@@ -169,7 +169,7 @@ def test_dense_path_keeps_exact_ties_of_hard_attention() -> None:
     """Found by the differential pass: with bitwise equal keys (a rightmost head whose keys
     read only the constant feature 1) the dense path's matmul rounded equal dot products
     differently in different columns and broke the tie at the wrong position (0.086 away
-    from the fast path). Scores of hard heads are now summed pair by pair in one order."""
+    from the fast path). Hard heads now score each distinct key once."""
     import numpy as np
 
     from hardsoft.model.attention import pair_scores

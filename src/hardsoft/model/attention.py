@@ -23,17 +23,26 @@ NEG_INF = float("-inf")
 
 
 def pair_scores(q: torch.Tensor, k: torch.Tensor, weighting: str) -> torch.Tensor:
-    """``q · kᵀ`` ``[..., rows, keys]``. For hard weightings every pair is summed in the same
-    order (one coordinate at a time), so bitwise equal keys get bitwise equal scores and an
-    exact tie stays a tie: a BLAS matmul may round equal dot products differently in different
-    columns, which broke ties by rounding (found by the fast-path differential test). Softmax
+    """``q · kᵀ`` ``[..., rows, keys]``. For hard weightings bitwise equal keys get bitwise
+    equal scores, so an exact tie stays a tie: a BLAS matmul may round equal dot products
+    differently in different columns, which broke ties by rounding (found by the fast-path
+    differential test). Equal keys are scored once (one column per distinct key) and the
+    column is gathered for each of them; with no equal keys this is the plain matmul. Softmax
     is continuous in the scores and keeps the matmul."""
-    if weighting == "softmax" or q.shape[-1] == 0:
+    if weighting == "softmax" or q.shape[-1] == 0 or k.shape[-2] < 2:
         return q @ k.transpose(-1, -2)
-    out = q[..., :, None, 0] * k[..., None, :, 0]
-    for c in range(1, q.shape[-1]):
-        out = out + q[..., :, None, c] * k[..., None, :, c]
-    return out
+    if q.shape[:-2] != k.shape[:-2]:  # broadcast batches: score every pair in one order
+        out = q[..., :, None, 0] * k[..., None, :, 0]
+        for c in range(1, q.shape[-1]):
+            out = out + q[..., :, None, c] * k[..., None, :, c]
+        return out
+    flat = k.reshape(-1, k.shape[-1])
+    keys, inverse = torch.unique(flat, dim=0, return_inverse=True)
+    if keys.shape[0] == flat.shape[0]:  # no two keys equal: no tie to keep
+        return q @ k.transpose(-1, -2)
+    scores = q @ keys.transpose(0, 1)  # [..., rows, distinct keys]
+    index = inverse.reshape(k.shape[:-1])[..., None, :]
+    return torch.gather(scores, -1, index.expand(*scores.shape[:-1], k.shape[-2]))
 
 
 def allowed_block(
