@@ -199,3 +199,59 @@ def test_cli_check_needs_exactly_one_reference(tmp_path) -> None:
         text=True,
     )
     assert proc.returncode == 2 and "exactly one" in proc.stderr
+
+
+def _trained_dyck2(tmp_path):
+    """A (barely) trained 2DYCK next-symbol predictor: its readout is P(EOS) > p/2."""
+    from hardsoft.learn import ArchConfig, TrainConfig, train
+    from hardsoft.model import load_model
+
+    cfg = TrainConfig(
+        language="dyck2", arch=ArchConfig(d_model=8, layers=1, heads=1), steps=20, warmup=2
+    )
+    train(cfg, tmp_path / "run", show_progress=False)
+    return load_model(
+        tmp_path / "run" / "model.safetensors"
+    ), tmp_path / "run" / "model.safetensors"
+
+
+def test_check_reads_a_trained_model_by_its_declared_readout(tmp_path) -> None:
+    """A trained predictor is judged by P(EOS) > threshold at every position, not by its raw
+    first output (which once gave thousands of false mismatches on dyck2)."""
+    import torch
+
+    from hardsoft.model.readout import acceptance_of
+
+    model, _ = _trained_dyck2(tmp_path)
+    rule = acceptance_of(model)
+    assert rule.kind == "eos" and rule.index == 4
+    report = check_language(model, "dyck2", exhaustive_max_n=5, random_n=[])
+    assert report["readout"].startswith("P(EOS)")
+    expected_bad, raw_bad, total = 0, 0, 0
+    lang = get_language("dyck2")
+    for n in range(1, 6):
+        ids = all_strings(4, n)
+        with torch.no_grad():
+            out = model(torch.from_numpy(ids)).outputs.double()
+        p_eos = torch.softmax(out, -1)[..., 4].numpy()
+        words = ["".join("()[]"[c] for c in row) for row in ids]
+        truth = np.stack([np.asarray(lang.prefix_reference(w)) for w in words]).astype(bool)
+        expected_bad += int(((p_eos > rule.threshold) != truth).sum())
+        raw_bad += int(((out[..., 0].numpy() > 0.5) != truth).sum())
+        total += truth.size
+    assert report["mismatched_positions"] == expected_bad != raw_bad
+    rows = report["by_length"]
+    assert [r["n"] for r in rows] == [1, 2, 3, 4, 5]
+    assert sum(r["positions"] - r["positions_right"] for r in rows) == expected_bad
+    assert sum(r["positions"] for r in rows) == total
+
+
+def test_cli_check_reports_accuracy_by_length_for_a_trained_model(tmp_path) -> None:
+    _, path = _trained_dyck2(tmp_path)
+    res = runner.invoke(
+        app,
+        ["check", str(path), "--language", "dyck2", "--exhaustive-max-n", "4", "--random-n", ""],
+    )
+    assert res.exit_code in (0, 1), res.output
+    assert "accuracy by length" in res.output and "P(EOS)" in res.output
+    assert "positions right" in res.output

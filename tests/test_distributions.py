@@ -267,8 +267,12 @@ def test_experiment_quick_run(tmp_path) -> None:
     result = run(Context(quick=True, figures_dir=tmp_path))
     assert (tmp_path / result.figures[0]).stat().st_size > 10_000
     assert result.metrics["mc_max_z"] < 4.5
-    rows = result.tables[0].rows
-    assert all(row[4] >= row[3] - 1e-12 for row in rows)  # unigram >= optimal
+    parity, dyck = result.tables
+    assert all(row[2] >= row[1] - 1e-12 for row in parity.rows)  # unigram >= optimal
+    # one row per p: the PARITY curves are flat in n (measured), no constant repeated per n
+    assert len(parity.rows) == len({row[0] for row in parity.rows})
+    assert all(float(row[4]) < 1e-9 for row in parity.rows)
+    assert all(row[3] > 0 for row in dyck.rows) and "optimum" in dyck.title
 
 
 @pytest.mark.slow

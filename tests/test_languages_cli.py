@@ -49,7 +49,7 @@ def test_member_json_is_exactly_member(name: str, word: str, expected: bool) -> 
 
 def test_sample_balanced_json_labels_match_oracle() -> None:
     out = invoke_json(
-        "language", "sample", "dyck3", "--n", "10", "--count", "20", "--balanced", "--json"
+        "language", "sample", "dyck3", "--n", "10", "--count", "20", "--half-members", "--json"
     )
     lang = get_language("dyck3")
     assert len(out["words"]) == 20 and sum(out["labels"]) == 10
@@ -78,7 +78,7 @@ ERRORS = [
     (["member", "nope", "--input", "1"], "unknown language"),
     (["member", "dyck1", "--input", "(x)"], "unknown symbol 'x'"),
     (["sample", "dyck1", "--n", "-3"], "--n must be >= 0"),
-    (["sample", "dyck1", "--n", "5", "--balanced"], "no members of length 5"),
+    (["sample", "dyck1", "--n", "5", "--half-members"], "no members of length 5"),
     (["sample", "parity-process", "--n", "5"], "needs --p"),
     (["sample", "dyck2-process", "--n", "5", "--p", "0.5"], "1/2"),
     (["sample", "dyck1", "--n", "4", "--p", "0.3"], "processes only"),
@@ -102,3 +102,25 @@ def test_errors_through_the_entry_point_are_one_line(args: list[str], needle: st
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_sample_half_members_is_named_for_what_it_does_and_has_a_header() -> None:
+    """`--balanced` read as "balanced brackets" for Dyck: the option is `--half-members` (the
+    old name still works, with a note), and the label column has a header."""
+    res = runner.invoke(app, ["language", "sample", "dyck2", "--n", "6", "--count", "4",
+                              "--half-members", "--seed", "2"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0].split() == ["string", "member"]
+    rows = [line.split() for line in lines[1:]]
+    lang = get_language("dyck2")
+    assert len(rows) == 4 and [int(lang.member(w)) for w, _ in rows] == [int(x) for _, x in rows]
+    assert sorted(int(x) for _, x in rows) == [0, 0, 1, 1]
+    old = runner.invoke(app, ["language", "sample", "dyck2", "--n", "6", "--count", "4",
+                              "--balanced", "--seed", "2", "--json"])  # fmt: skip
+    assert old.exit_code == 0 and "deprecated" in old.output
+    new = invoke_json("language", "sample", "dyck2", "--n", "6", "--count", "4",
+                      "--half-members", "--seed", "2", "--json")  # fmt: skip
+    assert new["half_members"] is True and [w for w, _ in rows] == new["words"]
+    help_text = runner.invoke(app, ["language", "sample", "--help"]).output
+    assert "--half-members" in help_text and "--balanced" not in help_text

@@ -244,6 +244,8 @@ def test_cli_train_and_evaluate(tmp_path) -> None:
     assert [r["n"] for r in ev["rows"]] == [1, 2, 4, 8, 16]
     assert all(r["gap"] >= -1e-9 for r in ev["rows"])
     assert 0 <= ev["generalization"]["overall"] <= 1
+    # the declared readout of the process (what run, check and restrict apply)
+    assert ev["acceptance"].startswith("P(EOS) = softmax(y_n)[")
     res = runner.invoke(app, ["evaluate", str(tmp_path)])
     assert res.exit_code != 0 and "config.json" in str(res.exception)
 
@@ -276,3 +278,71 @@ def test_experiment_band_is_the_t_interval_of_the_mean() -> None:
     assert mean == pytest.approx(2.0)
     assert hi - mean == pytest.approx(4.302653 / math.sqrt(3), rel=1e-4)  # t_{0.975, 2}
     assert band([0.5]) == (0.5, 0.5, 0.5)
+
+
+def _fixed(parity_tf, dyck_tf, lstm, lengths=(10, 40, 160, 640)) -> dict:
+    """Synthetic (d) metrics: per-seed gaps at each length (lists over seeds)."""
+    chance = [0.2] * len(lengths)
+    bound = [0.1, 0.15, 0.2, 0.2]
+    by = {
+        "parity/tf-none": {"gap": parity_tf, "chance_gap": chance},
+        "parity/tf-bidir": {"gap": parity_tf, "chance_gap": chance},
+        "parity/lstm": {"gap": lstm, "chance_gap": chance},
+        "dyck2/tf-none": {"gap": dyck_tf, "chance_gap": [0.7] * 4, "hahn_bound": bound},
+        "dyck2/tf-bidir": {"gap": dyck_tf, "chance_gap": [0.7] * 4, "hahn_bound": bound},
+    }
+    return {"lengths": list(lengths), "train_max": 40, "by": by}
+
+
+RISE = [[0.05, 0.06, 0.04], [0.1, 0.12, 0.11], [0.18, 0.19, 0.185], [0.2, 0.199, 0.198]]
+FLAT_CHANCE = [[0.2, 0.199, 0.201]] * 4
+FLAT_LOW = [[0.02, 0.03, 0.025], [0.03, 0.02, 0.025], [0.02, 0.02, 0.021], [0.01, 0.012, 0.011]]
+DYCK_ABOVE = [[0.3, 0.31, 0.32], [0.4, 0.41, 0.39], [0.5, 0.52, 0.51], [0.6, 0.61, 0.6]]
+DYCK_FALLING = [[0.3, 0.31, 0.32], [0.2, 0.21, 0.19], [0.1, 0.11, 0.12], [0.05, 0.04, 0.05]]
+LSTM_OPT = [[0.001, 0.002, 0.001]] * 4
+
+
+def test_theorem6_verdict_follows_the_trend_over_n_with_seed_intervals() -> None:
+    """Reproduced only when the fixed transformer's PARITY gap rises to chance, its 2DYCK gap
+    stays above Hahn's bound beyond the training lengths, and the LSTM is optimal; at chance
+    from the shortest n, one seed, or a contradicting trend is never "reproduced"."""
+    from hardsoft.report.claims import CLAIMS, theorem6_trend
+
+    assert theorem6_trend(_fixed(RISE, DYCK_ABOVE, LSTM_OPT))["verdict"] == "reproduced"
+    at_chance = theorem6_trend(_fixed(FLAT_CHANCE, DYCK_ABOVE, LSTM_OPT))
+    assert at_chance["verdict"] == "inconclusive"
+    assert "nothing to grow" in at_chance["parts"]["parity/tf-none"]["numbers"]
+    # a significant but tiny rise from near chance (an unmasked model in the full run)
+    near = [[0.174, 0.176, 0.172], [0.18, 0.178, 0.18], [0.182, 0.18, 0.181], [0.184, 0.183, 0.184]]
+    assert theorem6_trend(_fixed(near, DYCK_ABOVE, LSTM_OPT))["verdict"] == "inconclusive"
+    assert theorem6_trend(_fixed(FLAT_LOW, DYCK_ABOVE, LSTM_OPT))["verdict"] == "deviates"
+    assert theorem6_trend(_fixed(RISE, DYCK_FALLING, LSTM_OPT))["verdict"] == "deviates"
+    lstm_bad = theorem6_trend(_fixed(RISE, DYCK_ABOVE, FLAT_CHANCE))
+    assert lstm_bad["verdict"] == "inconclusive"
+    one_seed = [[row[0]] for row in RISE]
+    single = theorem6_trend(_fixed(one_seed, [[r[0]] for r in DYCK_ABOVE], [[0.001]] * 4))
+    assert single["verdict"] == "inconclusive"
+    assert all("one seed" in p["numbers"] for p in single["parts"].values())
+    verdict, key = CLAIMS["learning-theorem6"].judge({"fixed": _fixed(RISE, DYCK_ABOVE, LSTM_OPT)})
+    assert verdict == "reproduced" and "2DYCK unmasked: reproduced" in key
+
+
+def test_unmasked_transformer_trains_at_the_last_position(tmp_path) -> None:
+    from hardsoft.learn import build_model
+    from hardsoft.learn.bidirectional import train_last_position, unmasked
+
+    cfg = TrainConfig(
+        language="parity", arch=ArchConfig(d_model=8, layers=1, heads=1), steps=4, warmup=1
+    )
+    metrics = train_last_position(cfg, tmp_path / "bi")
+    assert metrics["steps_done"] == 4
+    cfg2, model = load_run(tmp_path / "bi")
+    assert cfg2 == cfg and all(h.mask == "none" for h in model.spec.layers[0].heads)
+    # unmasked: the first position's output depends on a later symbol
+    tokens = torch.tensor([[0, 1, 0], [0, 0, 0]])
+    out = model(tokens).outputs
+    assert not torch.allclose(out[0, 0], out[1, 0])
+    again = train_last_position(cfg, tmp_path / "bi")  # a finished run is reused
+    assert again == metrics
+    m = build_model(cfg.arch, ("0", "1"), seed=0)
+    assert torch.allclose(unmasked(m)(tokens).outputs[:, -1], m(tokens).outputs[:, -1], atol=1e-6)

@@ -153,3 +153,33 @@ def test_restrict_cli_takes_the_declared_targets(tmp_path: pathlib.Path) -> None
     res = runner.invoke(app, ["restrict", str(path), "--n", "20", "--language", "majority"])
     assert isinstance(res.exception, HardsoftError)  # main() prints it as one line, exit 2
     assert "unknown target 'majority'" in str(res.exception)
+
+
+def test_restrict_says_when_resampling_hits_its_cap_or_passes_the_bound(
+    tmp_path, monkeypatch
+) -> None:
+    """`restrict` once printed `resamplings/bound 5000/50.2` and `verified: true` with no word
+    that Moser-Tardos had stopped at its cap; it now says so and what it means."""
+    import functools
+
+    from typer.testing import CliRunner
+
+    from hardsoft.cli import app
+    from hardsoft.limits import lll
+
+    path = tmp_path / "m.st"
+    cli = ["random-model", "--weighting", "leftmost", "--layers", "2", "--heads", "2"]
+    runner = CliRunner()
+    assert runner.invoke(app, [*cli, "--seed", "0", "--out", str(path)]).exit_code == 0
+    args = ["restrict", str(path), "--n", "64", "--language", "parity-even", "--k", "2"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "resamplings, past the expected" in res.output and "converged" in res.output
+    capped = functools.partial(lll.moser_tardos, max_resamplings=10)
+    monkeypatch.setattr(lll, "moser_tardos", lambda *a, **k: capped(*a))
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.output.split())
+    assert "(cap)/" in out and "hit its cap of 10 " in out
+    assert "not the construction of the Depth Reduction Lemma's proof" in out
+    assert "verified: true" in out

@@ -183,15 +183,23 @@ def test_learning_experiment_on_a_tiny_plan_resumes_from_its_run_folders(
 ) -> None:
     from hardsoft.experiments import Context, learning
 
-    tiny = learning.Plan((4, 8), 2, 3, 64, 4, 16, (41, 45), 2, (4, 8))
+    tiny = learning.Plan((4, 8), 2, 3, 64, 4, 16, (41, 45), 2, (4, 8), (10, 50))
     monkeypatch.setattr(learning, "QUICK", tiny)
     ctx = Context(quick=True, figures_dir=tmp_path / "figures")
     res = learning.run(ctx)
     cells = res.metrics["cells"]
-    # 2 languages x 3 models x (2 lengths + the <= 40 run) x 2 seeds
-    assert len(cells) == 2 * 3 * 3 * 2
+    # 2 languages x (3 models x (2 lengths + the <= 40 run) + the unmasked <= 40 run) x 2 seeds
+    assert len(cells) == 2 * (3 * 3 + 1) * 2
     assert all(c["gap"] >= -1e-9 for c in cells if c["n"])
-    assert all(0 <= c["beyond"] <= 1 for c in cells if c["n"] is None)
+    fixed = [c for c in cells if c["n"] is None]
+    assert all(0 <= c["beyond"] <= 1 for c in fixed if c["model"] != "tf-bidir")
+    assert all("beyond" not in c for c in fixed if c["model"] == "tf-bidir")
+    assert all(len(c["fixed_gap"]) == 2 and min(c["fixed_gap"]) >= -1e-9 for c in fixed)
+    by = res.metrics["fixed"]["by"]
+    assert sorted(by["parity/tf-bidir"]["gap"][1]) == sorted(
+        c["fixed_gap"][1] for c in fixed if c["model"] == "tf-bidir" and c["language"] == "parity"
+    )
+    assert "hahn_bound" in by["dyck2/tf-none"] and "hahn_bound" not in by["parity/tf-none"]
     assert all(("sensitivity" in c) == (c["model"] != "lstm") for c in cells)
     s = res.metrics["summary"]["parity/tf-none"]
     gaps = [
@@ -199,6 +207,7 @@ def test_learning_experiment_on_a_tiny_plan_resumes_from_its_run_folders(
     ]
     assert s["gap"][1][0] == pytest.approx(sum(gaps) / 2) and s["gap"][1][1] <= s["gap"][1][0]
     assert sorted(res.figures) == [
+        "learning-fixed-model.png",
         "learning-gap-at-n.png",
         "learning-generalization.png",
         "learning-sensitivity-vs-gap.png",
@@ -207,7 +216,8 @@ def test_learning_experiment_on_a_tiny_plan_resumes_from_its_run_folders(
     from hardsoft.report.claims import CLAIMS
 
     verdict, key = CLAIMS["learning-theorem6"].judge(res.metrics)  # the report reads these
-    assert verdict in ("reproduced", "deviates") and key.startswith("PARITY at n = 8:")
+    assert verdict in ("reproduced", "deviates", "inconclusive")
+    assert key.startswith("PARITY masked:") and "2DYCK unmasked:" in key
     runs = tmp_path / "runs" / f"learning-theorem6-v{learning.VERSION}-quick"
     stamps = {p: p.stat().st_mtime_ns for p in runs.glob("*/eval.json")}
     assert len(stamps) == len(cells)

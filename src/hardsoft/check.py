@@ -3,8 +3,10 @@ and on random strings of given lengths.
 
 The reference is either formulas (the logic evaluator) or a language (``prefix_reference``).
 
-- **One formula, or a language**: output coordinate 0 is read at every position; a position
-  agrees iff ``(output > 1/2) == reference``.
+- **One formula, or a language**: the model's declared acceptance rule
+  (:func:`hardsoft.model.readout.acceptance_of`: output coordinate 0 > 1/2 unless the model
+  declares another, e.g. ``P(EOS) > p/2`` for a ``hardsoft train`` predictor) is read at every
+  position; a position agrees iff that bit equals the reference.
 - **Named outputs** (``model.spec.output_names``): one formula per output
   (:func:`check_formulas`); every output coordinate is compared with its formula's value.
 - **Tasks with symbol-valued targets** (induction heads; ``-1`` = no answer): a model whose
@@ -31,6 +33,7 @@ import torch
 from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.model.fastpath import head_paths
+from hardsoft.model.readout import acceptance_of
 from hardsoft.model.transformer import Transformer
 
 Reference = Callable[[np.ndarray], np.ndarray]
@@ -163,6 +166,9 @@ def check_model(
     ``lengths``, ``exhaustive_lengths``, ``sampled_lengths``, ``max_abs_error`` (largest
     ``|output − reference|`` over 0/1 references: 0 means exactly 0/1 everywhere),
     ``first_mismatch`` (``{"word", "n", "position", "expected", "got", "output"}`` or None),
+    ``readout`` (how a 0/1 reference is read: the model's declared acceptance rule,
+    :func:`hardsoft.model.readout.acceptance_of`, applied at every position), ``by_length``
+    (per checked length: ``strings``, ``strings_right``, ``positions``, ``positions_right``),
     ``attention_paths`` (per length, the attention path of each head: dense, chunked or a fast
     path of :mod:`hardsoft.model.fastpath`) and ``seconds``.
     """
@@ -202,6 +208,8 @@ def check_model(
         "max_abs_error": 0.0,
         "first_mismatch": None,
         "attention_paths": {},
+        "readout": acceptance_of(model).describe(),
+        "by_length": [],
     }
     plan: list[tuple[int, str]] = [(n, "exhaustive") for n in range(1, exhaustive_max_n + 1)]
     plan += [(n, "random") for n in random_n]
@@ -262,6 +270,14 @@ def _read(
         pred, shown = _predict(out, binary)
         err = np.abs(shown - ref) if binary else None
         col = names[0]
+        declared = acceptance_of(model)
+        if binary and (declared.kind, declared.index) != ("coordinate", 0):
+            # the model's own acceptance rule at every position, e.g. P(EOS) of a predictor
+            pred = declared.accept(torch.from_numpy(out)).numpy().astype(np.int64)
+            shown, err = declared.value(torch.from_numpy(out)).numpy(), None
+            col = "P(EOS)" if declared.kind == "eos" else names[declared.index]
+        elif binary:
+            pred = declared.accept(torch.from_numpy(out)).numpy().astype(np.int64)
     valid = ref >= 0 if readout == "auto" else np.ones(ref.shape, bool)
     return pred[..., None], ref[..., None], valid[..., None], err, shown[..., None], [col]
 
@@ -289,6 +305,9 @@ def _check_batch(
     bad_rows = wrong.any(axis=1)
     report["mismatches"] += int(bad_rows.sum())
     report["mismatched_positions"] += int(wrong.sum())
+    row = {"n": n, "strings": len(ids), "strings_right": int(len(ids) - bad_rows.sum())}
+    row.update(positions=int(checked.sum()), positions_right=int((checked & ~wrong).sum()))
+    report["by_length"].append(row)
     report["checked_strings"] += len(ids)
     report["checked_positions"] += int(checked.sum())
     if report["first_mismatch"] is None and bad_rows.any():
@@ -303,6 +322,7 @@ def _check_batch(
             "expected": int(ref3[b, p, c]),
             "got": int(pred[b, p, c]),
             "output": float(shown[b, p, c]),
+            "output_of": cols[c],
         }
         if readout != "auto":
             first["read"] = cols[c]

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from hardsoft.errors import HardsoftError
+from hardsoft.model.attention import pair_scores
 from hardsoft.model.fastkernels import (
     attend_gathered,
     pick,
@@ -144,7 +145,7 @@ class ScanStream(HeadStream):
         if not torch.equal(q, self.q0.expand_as(q)):
             return None
         c = q.shape[1]
-        s = (self.q0 @ k.transpose(-1, -2))[:, 0] * self.scale
+        s = pair_scores(self.q0, k, self.weighting)[:, 0] * self.scale
         positions = torch.arange(pos0, pos0 + c)[None]
         state = segmented_scan(s, v, self.weighting, positions=positions)
         merged = merge(_expand(self.carry, c), state, self.weighting)
@@ -263,7 +264,7 @@ def _polynomials(
             vertex = -c1 / (2 * c2)
             cands += [min(max(math.floor(vertex) + d, 1.0), float(n)) for d in (0, 1)]
         colmax[f] = max(abs(c0 + c1 * i + c2 * i * i) for i in cands)
-    coef = torch.tensor([p or (0.0, 0.0, 0.0) for p in polys], dtype=torch.float64)
+    coef = torch.tensor([p or (0.0, 0.0, 0.0) for p in polys], dtype=torch.float64).reshape(-1, 3)
     return coef, colmax
 
 

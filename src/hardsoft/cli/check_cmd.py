@@ -71,6 +71,28 @@ def _symbol(index: int, model) -> str:
     return "none" if index == -1 else "no single symbol (several outputs or none disagree)"
 
 
+def _is_predictor(model) -> bool:
+    """A trained next-symbol predictor (or its hardened copy): judged by accuracy, not only
+    by "mismatch"."""
+    from hardsoft.model.readout import acceptance_of
+
+    meta = getattr(model, "meta", None) or {}
+    return acceptance_of(model).kind == "eos" or meta.get("origin") == "hardsoft train"
+
+
+def _print_by_length(report: dict) -> None:
+    """Accuracy by length: the fraction of strings right at every position, and of positions."""
+    from rich.table import Table
+
+    table = Table(title=f"accuracy by length (accept iff {report['readout']})")
+    for col in ("n", "strings", "strings right", "positions", "positions right"):
+        table.add_column(col, justify="right")
+    for r in report["by_length"]:
+        s, p = r["strings_right"] / r["strings"], r["positions_right"] / max(1, r["positions"])
+        table.add_row(str(r["n"]), str(r["strings"]), f"{s:.3f}", str(r["positions"]), f"{p:.3f}")
+    console.print(table)
+
+
 @app.command("check")
 def check_cmd(
     model_path: Path = path_argument("MODEL", "A .safetensors model file."),
@@ -140,6 +162,8 @@ def check_cmd(
             f"positions), lengths up to {report['max_n']}: {report['mismatches']} mismatching "
             f"strings, max |output - reference| = {report['max_abs_error']:.3g}"
         )
+        if _is_predictor(model):
+            _print_by_length(report)
         if report["first_mismatch"]:
             fm = report["first_mismatch"]
             word = fm["word"] if len(fm["word"]) <= 80 else fm["word"][:77] + "..."
@@ -148,9 +172,10 @@ def check_cmd(
                 expected, got = _symbol(expected, model), _symbol(got, model)
             elif "read" in fm:
                 expected, got = f"{fm['read']} = {expected}", f"{fm['read']} = {got}"
+            shown = "P(EOS)" if fm.get("output_of") == "P(EOS)" else "output"
             console.print(
                 f"first mismatch: {word!r} (n = {fm['n']}) at position {fm['position']}: "
-                f"expected {expected}, got {got} (output {fm['output']:.6g})"
+                f"expected {expected}, got {got} ({shown} {fm['output']:.6g})"
             )
     if report["mismatches"]:
         raise typer.Exit(1)

@@ -10,7 +10,14 @@ import typer
 
 from hardsoft import memory
 from hardsoft.cli import app
-from hardsoft.cli.common import console, float_option, int_option, print_json, seed_option
+from hardsoft.cli.common import (
+    console,
+    err_console,
+    float_option,
+    int_option,
+    print_json,
+    seed_option,
+)
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import (
     Language,
@@ -69,11 +76,18 @@ def sample_cmd(
     n: int = int_option(..., "--n", lo=0, help="String length (prefix length for a process)."),
     count: int = int_option(10, "--count", lo=0, help="How many strings."),
     p: float = float_option(None, "--p", help="Process parameter (processes only)."),
+    half_members: bool = typer.Option(
+        False,
+        "--half-members",
+        help="Half members, half near-miss non-members (languages only; not Dyck balance).",
+    ),
     balanced: bool = typer.Option(
-        False, "--balanced", help="Half members, half near-miss non-members (languages only)."
+        False, "--balanced", hidden=True, help="Deprecated name of --half-members."
     ),
     uniform_negatives: bool = typer.Option(
-        False, "--uniform-negatives", help="With --balanced: uniform non-members, not near misses."
+        False,
+        "--uniform-negatives",
+        help="With --half-members: uniform non-members, not near misses.",
     ),
     min_length: int = int_option(
         None,
@@ -84,18 +98,22 @@ def sample_cmd(
     seed: int = seed_option(),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Sample strings of length N: uniform (default), balanced (--balanced), or from a process.
+    """Sample strings of length N: uniform (default), half members and half non-members
+    (--half-members), or from a process.
 
     For a process (parity-process, dyck2-process) the strings are exact draws of the first N
     symbols of a string X conditioned on |X| >= N (or --min-length)."""
     # the words as Python strings and as int64 token rows, plus per-position targets/labels
     memory.require(count * (n + 64) * 24, f"sampling {count} strings of length {n}")
+    if balanced:
+        err_console.print("note: --balanced is deprecated; it means --half-members")
+    balanced = balanced or half_members
     rng = np.random.default_rng(seed)
     if is_process(name):
         if p is None:
             raise HardsoftError(f"{name} needs --p")
         if balanced:
-            raise HardsoftError(f"{name} is a process: --balanced does not apply")
+            raise HardsoftError(f"{name} is a process: --half-members does not apply")
         _sample_process(name, p, n, count, min_length, seed, rng, as_json)
         return
     if p is not None:
@@ -103,7 +121,9 @@ def sample_cmd(
     lang = get_language(name)
     if lang.kind == "task":
         if balanced:
-            raise HardsoftError(f"{lang.name} is a task with per-position outputs: no --balanced")
+            raise HardsoftError(
+                f"{lang.name} is a task with per-position outputs: no --half-members"
+            )
         _sample_task(lang, n, count, seed, rng, as_json)
         return
     if balanced:
@@ -118,12 +138,13 @@ def sample_cmd(
                 "kind": "language",
                 "n": n,
                 "seed": seed,
-                "balanced": balanced,
+                "half_members": balanced,
                 "words": words,
                 "labels": [bool(x) for x in labels],
             }
         )
     else:
+        console.print("string\tmember", markup=False, highlight=False)
         for w, lab in zip(words, labels):
             console.print(f"{w}\t{int(lab)}", markup=False, highlight=False)
 
@@ -183,6 +204,7 @@ def _sample_task(
             }
         )
         return
+    console.print("string\ttarget per position", markup=False, highlight=False)
     for w, t in zip(words, targets):
         console.print(f"{w}\t{t}", markup=False, highlight=False)
 

@@ -127,6 +127,7 @@ def evaluate_cmd(
         "train_max_n": cfg.max_n,
         "rows": [r.to_dict() for r in rows],
         "mean_gap": sum(r.gap for r in rows) / len(rows),
+        "acceptance": _acceptance(model, cfg),
     }
     if test is not None:
         g = length_generalization(model, process, test, cfg.max_n, device=device)
@@ -143,6 +144,7 @@ def evaluate_cmd(
             str(r.n), f"{r.model:.4f}", f"{r.optimal:.4f}", f"{r.unigram:.4f}", f"{r.gap:.4f}"
         )
     console.print(table)
+    console.print(f"acceptance (run, check, restrict): accept iff {result['acceptance']}")
     if test is not None:
         gen = g.to_dict()
         console.print(
@@ -150,3 +152,13 @@ def evaluate_cmd(
             f"(positions beyond {gen['train_max']}: {gen['beyond']:.3f}; the best constant guess: "
             f"{base:.3f})"
         )
+
+
+def _acceptance(model, cfg) -> str:
+    """The model's declared acceptance rule (an LSTM: its process's P(EOS) readout)."""
+    from hardsoft.model import Transformer
+    from hardsoft.model.readout import acceptance_of, eos_readout
+
+    if isinstance(model, Transformer):
+        return acceptance_of(model).describe()
+    return eos_readout(cfg.language, cfg.p).describe()

@@ -18,6 +18,37 @@ from hardsoft.cli.common import (
 from hardsoft.errors import HardsoftError
 
 
+def _bound(value: float) -> str:
+    """The Moser-Tardos expected-resamplings bound; none when some x_A >= 1 (infinite)."""
+    return f"{value:.3g}" if value < 1e300 else "none"
+
+
+def _resampling_note(lg: dict) -> str | None:
+    """One line when Stage 3's Moser-Tardos resampling hit its cap or ran past the expected
+    count, with what that means for the restriction."""
+    held = {True: "holds", False: "does not hold", None: "was not checked"}[lg["lll_condition"]]
+    bound = _bound(lg["mt_bound"])
+    if not lg["mt_converged"]:
+        return (
+            f"layer {lg['layer']}: Moser-Tardos resampling hit its cap of {lg['resamplings']} "
+            f"(expected at most {bound} when the LLL condition holds; here it {held}). Stage 3 was "
+            "dropped and the remaining tuples were fixed greedily, so this layer is not the "
+            "construction of the Depth Reduction Lemma's proof; the restriction and witness "
+            "are still checked by running the model."
+        )
+    if lg["resamplings"] > max(1.0, lg["mt_bound"]) or (lg["resamplings"] and bound == "none"):
+        expected = (
+            f"past the expected {bound} (the bound assumes the LLL condition; here it {held})"
+            if bound != "none"
+            else "with no finite expected count (some event's x_A >= 1)"
+        )
+        return (
+            f"layer {lg['layer']}: {lg['resamplings']} resamplings, {expected}. Resampling "
+            "converged, so every constraint of the layer holds."
+        )
+    return None
+
+
 @app.command("restrict")
 def restrict_cmd(
     model_path: Path = path_argument("MODEL", "A .safetensors model file."),
@@ -82,8 +113,12 @@ def restrict_cmd(
             f"{lg['layer']:>5}  {lg['k']}  {lg['c_in']:>4}  {lg['c_out']:>5}  "
             f"{lg['free_after_stage1']:>12.4f}  {lg['free_after_stage2']:.4f}  "
             f"{lg['free_after_stage3']:.4f}  {lg['stage2_fixes']:>5}  "
-            f"{lg['resamplings']}/{lg['mt_bound']:.3g}"
+            f"{lg['resamplings']}{'' if lg['mt_converged'] else ' (cap)'}/{_bound(lg['mt_bound'])}"
         )
+    for lg in out["layers"]:
+        note = _resampling_note(lg)
+        if note:
+            console.print(note, markup=False)
     if w["x"] is not None:
         print(f"x   {w['x']}")
         print(f"x'  {w['x_prime']}  (changed at {w['changed']})")

@@ -31,6 +31,7 @@ from hardsoft.experiments import Context, Result, Table, register
 from hardsoft.logic import evaluate, parse
 from hardsoft.model import eval_tau
 from hardsoft.model.transformer import Transformer
+from hardsoft.report.render import expression
 
 THEOREMS = [
     ("Thm. 12", "TL[Y,X]", "E ('a' & X ('b' & X 'c'))", "abc", False),
@@ -79,7 +80,8 @@ def _check_row(ctx: Context, theorem: tuple, target: str, masks: str) -> tuple[l
         samples=2 if ctx.quick else 4,
         seed=ctx.seed,
     )
-    taus = ", ".join(t["expression"] for t in cert["tau"]) or ("hard" if target == "hard" else "1")
+    taus = ", ".join(expression(t["expression"]) for t in cert["tau"])
+    taus = taus or ("hard" if target == "hard" else "1")
     row = [
         model_label(thm, [h["theorem"] for h in cert["heads"]]),
         frag,
@@ -194,7 +196,10 @@ def masks_table(ctx: Context) -> tuple[Table, dict[str, Any]]:
             ]
             for key, value in zip(totals[masks], sizes):
                 totals[masks][key] += value
-            row += ["/".join(map(str, sizes)), ", ".join(t["expression"] for t in cert["tau"])]
+            row += [
+                "/".join(map(str, sizes)),
+                ", ".join(expression(t["expression"]) for t in cert["tau"]),
+            ]
             row.append(exact_tau)
         rows.append(row)
     table = Table(

@@ -8,6 +8,12 @@ Hahn's PARITY automaton and 2DYCK PCFG with exact next-symbol targets.
 * (b) **length generalization** as Delétang et al. (ICLR 2023) test it: train on lengths
   <= 40, per-token accuracy at positions 41..500.
 * (c) the Lemma 5 sensitivity of every trained transformer (Hahn (2020) §6), next to its gap.
+* (d) **Theorem 6's own setting**: the theorem is about one fixed transformer as n grows. The
+  models of (b) (trained once on n <= 40), and an unmasked transformer trained at the last
+  position (:mod:`hardsoft.learn.bidirectional`; Lemma 5 covers it), are evaluated at growing
+  test lengths. The report's verdict (:func:`hardsoft.report.claims.theorem6_trend`) tests the
+  trend the theorem predicts with 95% t-intervals over seeds; with one seed (quick mode) it is
+  "inconclusive".
 
 Every (setting, seed) cell is one job on the context's executor (in-process or Ray), and its
 run folder lives under ``<out>/runs/``, so an interrupted ``--full`` run resumes.
@@ -29,6 +35,7 @@ import torch  # noqa: E402
 
 from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
 from hardsoft.experiments.sensitivity import finite  # noqa: E402
+from hardsoft.languages.distributions import DyckProcess  # noqa: E402
 from hardsoft.learn import (  # noqa: E402
     ArchConfig,
     TrainConfig,
@@ -37,12 +44,13 @@ from hardsoft.learn import (  # noqa: E402
     length_generalization,
     load_run,
 )
+from hardsoft.learn.bidirectional import train_last_position  # noqa: E402
 from hardsoft.learn.data import encode  # noqa: E402
 from hardsoft.learn.evaluate import majority_baseline  # noqa: E402
 from hardsoft.learn.executors import make_executor  # noqa: E402
 from hardsoft.learn.sweep import train_cell  # noqa: E402
 
-VERSION = "2"
+VERSION = "3"
 LANGUAGES = ("parity", "dyck2")
 # model label -> (architecture, layer norm); "tf-none" is Theorem 6's setting
 MODELS = {
@@ -50,6 +58,9 @@ MODELS = {
     "tf-pre": ("transformer", "pre"),
     "lstm": ("lstm", ""),
 }
+# (d) only: the unmasked transformer without layer norm, trained at the last position
+BIDIR = "tf-bidir"
+ALL_MODELS = {**MODELS, BIDIR: ("transformer", "none")}
 TRAIN_MAX_B = 40  # Delétang et al. (2023) train on lengths <= 40 and test on 41..500
 
 
@@ -66,9 +77,10 @@ class Plan:
     gen_lengths: tuple[int, ...]  # (b): test lengths
     gen_samples: int
     sens_lengths: tuple[int, ...]  # (c)
+    fixed_lengths: tuple[int, ...]  # (d): the models trained on n <= 40, tested at these n
 
 
-QUICK = Plan((8, 64), 1, 150, 512, 16, 128, (41, 100, 250), 8, (8, 64))
+QUICK = Plan((8, 64), 1, 150, 512, 16, 128, (41, 100, 250), 8, (8, 64), (10, 40, 160))
 FULL = Plan(
     (8, 32, 128, 512),
     5,
@@ -79,18 +91,21 @@ FULL = Plan(
     (41, 60, 100, 150, 200, 300, 400, 500),
     32,
     (8, 32, 128, 512),
+    (10, 20, 40, 80, 160, 320, 640),
 )
 
 
 def train_config(plan: Plan, language: str, model: str, seed: int, n: int | None) -> TrainConfig:
     """(a) when ``n`` is given: exactly length n; (b) otherwise: lengths 1..40."""
-    arch, norm = MODELS[model]
+    arch, norm = ALL_MODELS[model]
     is_lstm = arch == "lstm"
     if is_lstm:
         arch_cfg = ArchConfig(arch=arch, layers=1, d_model=plan.width)
     else:
         arch_cfg = ArchConfig(arch=arch, layers=2, heads=2, d_model=plan.width, layer_norm=norm)
     batch = max(2, plan.tokens_per_step // n) if n else max(2, 2 * plan.tokens_per_step // 41)
+    if model == BIDIR:  # one target per prefix (the last position): more prefixes per step
+        batch *= 4
     return TrainConfig(
         language=language,
         arch=arch_cfg,
@@ -143,6 +158,17 @@ def _evaluate(run_dir: Path, plan: Plan, n: int | None) -> dict[str, Any]:
         (row,) = cross_entropy_by_length(model, process, [n], samples=plan.eval_samples)
         out.update(gap=row.gap, chance_gap=row.chance_gap, model_ce=row.model)
     else:
+        # (d) Theorem 6's setting: this one trained model, at growing n (last position)
+        rows = cross_entropy_by_length(
+            model, process, plan.fixed_lengths, samples=plan.eval_samples, batch_size=16
+        )
+        out["fixed_gap"] = [r.gap for r in rows]
+        out["fixed_chance_gap"] = [r.chance_gap for r in rows]
+        if isinstance(process, DyckProcess):
+            bound = process.hahn_gap_bound(plan.fixed_lengths)
+            out["fixed_hahn_bound"] = [float(b) for b in bound]
+    if n is None and not (getattr(model, "meta", None) or {}).get("objective"):
+        # per-token accuracy reads every position: only for future-masked models and LSTMs
         g = length_generalization(
             model, process, plan.gen_lengths, TRAIN_MAX_B, samples=plan.gen_samples
         )
@@ -152,10 +178,16 @@ def _evaluate(run_dir: Path, plan: Plan, n: int | None) -> dict[str, Any]:
     return out
 
 
-def learning_cell(config: dict[str, Any], run_dir: str, plan: Plan, n: int | None) -> dict:
-    """One job: train (or skip a finished run), then evaluate (cached in ``eval.json``)."""
+def learning_cell(
+    config: dict[str, Any], run_dir: str, plan: Plan, n: int | None, last_position: bool = False
+) -> dict:
+    """One job: train (or skip a finished run), then evaluate (cached in ``eval.json``).
+    ``last_position``: the unmasked transformer of :mod:`hardsoft.learn.bidirectional`."""
     torch.manual_seed(0)
-    metrics = train_cell(config, run_dir)
+    if last_position:
+        metrics = train_last_position(TrainConfig.from_dict(config), run_dir)
+    else:
+        metrics = train_cell(config, run_dir)
     cache = Path(run_dir) / "eval.json"
     key = json.dumps([VERSION, plan.__repr__(), n])
     if cache.is_file():
@@ -176,13 +208,13 @@ def _jobs(plan: Plan, seed0: int, root: Path) -> list[tuple[dict[str, Any], tupl
     jobs = []
     for language in LANGUAGES:
         for n in (*plan.lengths, None):
-            for model in MODELS:
+            for model in MODELS if n else ALL_MODELS:
                 for seed in range(seed0, seed0 + plan.seeds):
                     cfg = train_config(plan, language, model, seed, n)
                     part = f"n{n}" if n else f"le{TRAIN_MAX_B}"
                     run = root / f"{language}-{model}-{part}-s{seed}"
                     label = {"language": language, "model": model, "n": n, "seed": seed}
-                    jobs.append((label, (cfg.to_dict(), str(run), plan, n)))
+                    jobs.append((label, (cfg.to_dict(), str(run), plan, n, model == BIDIR)))
     return jobs
 
 
@@ -251,6 +283,30 @@ def _summaries(cells, plan: Plan) -> dict[str, Any]:
     return out
 
 
+def fixed_summary(cells, plan: Plan) -> dict[str, Any]:
+    """(d): per language and model, the per-seed gaps of the one model trained on n <= 40 at
+    each test length, with the chance gap (and for 2DYCK Hahn's bound) there: what the
+    Theorem 6 verdict (:func:`hardsoft.report.claims.theorem6_trend`) reads."""
+    by: dict[str, Any] = {}
+    for language in LANGUAGES:
+        for model in ALL_MODELS:
+            cs = sorted(_select(cells, language=language, model=model, n=None), key=_seed)
+            if not cs:
+                continue
+            entry = {
+                "gap": [list(x) for x in zip(*(c["fixed_gap"] for c in cs))],
+                "chance_gap": cs[0]["fixed_chance_gap"],
+            }
+            if "fixed_hahn_bound" in cs[0]:
+                entry["hahn_bound"] = cs[0]["fixed_hahn_bound"]
+            by[f"{language}/{model}"] = entry
+    return {"lengths": list(plan.fixed_lengths), "train_max": TRAIN_MAX_B, "by": by}
+
+
+def _seed(cell: dict[str, Any]) -> int:
+    return int(cell["seed"])
+
+
 _STYLE = {
     "tf-none": ("o-", "transformer, no layer norm"),
     "tf-pre": ("^-", "transformer, pre-layer-norm"),
@@ -279,9 +335,10 @@ def _figure_gap(ctx: Context, plan: Plan, summ: dict[str, Any], mode: str) -> st
         ax.plot(plan.lengths, summ[f"{language}/lstm"]["chance_gap"], "k--", label="unigram chance")
         ax.set_xscale("log", base=2)
         ax.set(xlabel="training and test length n", ylabel="cross-entropy − optimal at n (nats)")
-        ax.set_title(f"(a) trained at n: {_NAMES[language]}; {mode}", fontsize=10)
+        ax.set_title(_NAMES[language], fontsize=10)
         ax.set_ylim(bottom=-0.02)
         ax.legend(fontsize=8)
+    fig.suptitle(f"(a) trained and tested at n; {mode}")
     return _save(ctx, fig, "learning-gap-at-n.png")
 
 
@@ -296,9 +353,41 @@ def _figure_generalization(ctx: Context, plan: Plan, summ: dict[str, Any], mode:
             summ[f"{language}/lstm"]["baseline_40"], color="k", ls="--", label="best constant guess"
         )
         ax.set(xlabel="test length", ylabel="per-token accuracy", ylim=(0.4, 1.02))
-        ax.set_title(f"(b) trained on n ≤ 40: {_NAMES[language]}; {mode}", fontsize=10)
+        ax.set_title(_NAMES[language], fontsize=10)
         ax.legend(fontsize=8)
+    fig.suptitle(f"(b) trained on n ≤ {TRAIN_MAX_B}, per-token accuracy; {mode}")
     return _save(ctx, fig, "learning-generalization.png")
+
+
+_FIXED_STYLE = {
+    "tf-none": ("o-", "transformer, future mask"),
+    "tf-bidir": ("D-", "transformer, unmasked (last position)"),
+    "tf-pre": ("^-", "transformer, pre-layer-norm"),
+    "lstm": ("s-", "LSTM"),
+}
+
+
+def _figure_fixed(ctx: Context, fixed: dict[str, Any], mode: str) -> str:
+    """(d): one model per seed trained on n <= 40, its gap at growing test lengths n."""
+    lengths = fixed["lengths"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+    for ax, language in zip(axes, LANGUAGES):
+        for model, (style, label) in _FIXED_STYLE.items():
+            entry = fixed["by"].get(f"{language}/{model}")
+            if entry is not None:
+                _band_plot(ax, lengths, [band(g) for g in entry["gap"]], style, label)
+        entry = fixed["by"][f"{language}/tf-none"]
+        if "hahn_bound" in entry:
+            ax.plot(lengths, entry["hahn_bound"], "k:", label="Hahn's bound P0(n)(1−p)ln 2")
+        ax.plot(lengths, entry["chance_gap"], "k--", label="unigram chance")
+        ax.axvline(TRAIN_MAX_B, color="grey", lw=0.8, label="longest training length")
+        ax.set_xscale("log", base=2)
+        ax.set(xlabel="test length n", ylabel="cross-entropy − optimal at n (nats)")
+        ax.set_title(_NAMES[language], fontsize=10)
+        ax.set_ylim(bottom=-0.02)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"(d) one model trained on n ≤ {TRAIN_MAX_B}, tested at growing n; {mode}")
+    return _save(ctx, fig, "learning-fixed-model.png")
 
 
 def _figure_sensitivity(ctx: Context, plan: Plan, cells, mode: str) -> str:
@@ -330,8 +419,9 @@ def _figure_sensitivity(ctx: Context, plan: Plan, cells, mode: str) -> str:
             xlabel="Lemma 5 influence at n (max ‖Δy_n‖, last layer)",
             ylabel="cross-entropy − optimal at n (nats)",
         )
-        ax.set_title(f"(c) sensitivity vs gap: {_NAMES[language]}; {mode}", fontsize=10)
+        ax.set_title(_NAMES[language], fontsize=10)
         ax.legend(handles=handles, fontsize=8)
+    fig.suptitle(f"(c) Lemma 5 sensitivity vs gap, trained at n; {mode}")
     return _save(ctx, fig, "learning-sensitivity-vs-gap.png")
 
 
@@ -344,6 +434,9 @@ def _save(ctx: Context, fig, name: str) -> str:
 
 
 def _fmt(b) -> str:
+    """Mean [95% band]; "(one seed)" where there is no band."""
+    if b[0] == b[1] == b[2]:
+        return f"{b[0]:.3f} (one seed)"
     return f"{b[0]:.3f} [{b[1]:.3f}, {b[2]:.3f}]"
 
 
@@ -378,6 +471,45 @@ def _tables(plan: Plan, summ: dict[str, Any]) -> list[Table]:
     ]
 
 
+def _fixed_table(fixed: dict[str, Any]) -> Table:
+    rows = []
+    for key, entry in fixed["by"].items():
+        language, model = key.split("/")
+        for k, n in enumerate(fixed["lengths"]):
+            mean = band(entry["gap"][k])[0]
+            bound = entry.get("hahn_bound")
+            rows.append(
+                [
+                    _NAMES[language].split(" ")[0],
+                    _FIXED_STYLE[model][1],
+                    n,
+                    _fmt(band(entry["gap"][k])),
+                    f"{mean / entry['chance_gap'][k]:.2f}",
+                    f"{entry['chance_gap'][k]:.3f}",
+                    "-" if bound is None else f"{bound[k]:.3f}",
+                ]
+            )
+    return Table(
+        f"(d) One model trained on n <= {fixed['train_max']}, gap to optimal at test length n "
+        "(nats; mean [95% band over seeds])",
+        ["process", "model", "n", "gap", "gap / chance", "chance gap", "Hahn's 2DYCK bound"],
+        rows,
+    )
+
+
+def _fixed_text(fixed: dict[str, Any], seeds: int) -> str:
+    from hardsoft.report.claims import theorem6_trend
+
+    trend = theorem6_trend(fixed)
+    parts = "; ".join(f"{k}: {p['verdict']}, {p['numbers']}" for k, p in trend["parts"].items())
+    return (
+        f"Theorem 6's own setting (d): one model per seed ({seeds} seed(s)) trained on n <= "
+        f"{fixed['train_max']} and evaluated at n = {', '.join(map(str, fixed['lengths']))}. "
+        f"The verdict tests the trend over n with 95% t-intervals over seeds and is "
+        f"{trend['verdict']} ({parts})."
+    )
+
+
 def _summary_text(plan: Plan, summ: dict[str, Any], seeds: int) -> str:
     n = plan.lengths[-1]
 
@@ -407,12 +539,14 @@ def run(ctx: Context) -> Result:
     mode = "quick run" if ctx.quick else "full run"
     cells = _run_grid(ctx, plan)
     summ = _summaries(cells, plan)
+    fixed = fixed_summary(cells, plan)
     figures = [
+        _figure_fixed(ctx, fixed, mode),
         _figure_gap(ctx, plan, summ, mode),
         _figure_generalization(ctx, plan, summ, mode),
         _figure_sensitivity(ctx, plan, cells, mode),
     ]
-    metrics = {"plan": plan.__dict__, "summary": summ, "cells": cells}
-    return Result(
-        finite(metrics), figures, _tables(plan, summ), _summary_text(plan, summ, plan.seeds)
-    )
+    metrics = {"plan": plan.__dict__, "summary": summ, "fixed": fixed, "cells": cells}
+    tables = [_fixed_table(fixed), *_tables(plan, summ)]
+    text = _fixed_text(fixed, plan.seeds) + " " + _summary_text(plan, summ, plan.seeds)
+    return Result(finite(metrics), figures, tables, text)

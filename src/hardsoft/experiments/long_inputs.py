@@ -112,10 +112,15 @@ def _figure(ctx: Context, rows: list[dict[str, Any]]) -> str:
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for name in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == name]
-        (line,) = ax.loglog([r["n"] for r in mine], [r["fast_s"] for r in mine], "o-", label=name)
+        xs, ys = [r["n"] for r in mine], [r["fast_s"] for r in mine]
+        (line,) = ax.loglog(xs, ys, "o-", label=f"{name}: fast paths")
         dense = [r for r in mine if r["dense_s"] is not None]
         ax.loglog(
-            [r["n"] for r in dense], [r["dense_s"] for r in dense], "x--", color=line.get_color()
+            [r["n"] for r in dense],
+            [r["dense_s"] for r in dense],
+            "x--",
+            color=line.get_color(),
+            label=f"{name}: dense",
         )
     ax.set_xlabel("input length n")
     ax.set_ylabel("seconds, one forward pass (float64)")

@@ -45,8 +45,9 @@ def with_weighting(model: Transformer, weighting: str, tau: str | None) -> Trans
 def _panel_rows(
     ax: Axes, rng: np.random.Generator, taus: np.ndarray, lengths: list[int]
 ) -> tuple[list[list[Any]], bool]:
-    """Panel (a): random score rows, softmax_τ against the leftmost-hardmax one-hot and the gap
-    bound; returns the table rows and whether every point is within the bound."""
+    """Panel (a): random score rows, softmax_τ against the hardmax one-hot and the gap bound
+    (random scores have no ties, so leftmost and rightmost hardmax agree); returns the table
+    rows and whether every point is within the bound."""
     rows: list[list[Any]] = []
     within_bound = True
     for n in lengths:
@@ -60,14 +61,17 @@ def _panel_rows(
             gaps.append(float((soft - hard).abs().sum(-1).max()))
             bounds.append(min(2.0, 2 * (n - 1) * float(np.exp(-gamma / tau))))
         (line,) = ax.loglog(taus, np.maximum(gaps, 1e-17), "o-", label=f"n = {n}")
-        ax.loglog(taus, np.maximum(bounds, 1e-17), "--", color=line.get_color(), alpha=0.6)
+        label = f"bound, n = {n}"
+        ax.loglog(
+            taus, np.maximum(bounds, 1e-17), "--", color=line.get_color(), alpha=0.6, label=label
+        )
         rows.append([n, f"{gamma:.3g}", gaps[0], gaps[len(gaps) // 2], gaps[-1]])
         within_bound &= all(g <= b + 1e-12 for g, b in zip(gaps, bounds))
     ax.set_xlabel("temperature τ")
     ax.set_ylabel("max L1 distance to hardmax")
-    ax.set_title(r"(a) one attention row (dashed: $2(m-1)e^{-\gamma/\tau}$)")
+    ax.set_title(r"(a) one attention row vs hardmax (dashed: $2(m-1)e^{-\gamma/\tau}$)")
     ax.invert_xaxis()
-    ax.legend()
+    ax.legend(fontsize=7, ncol=2)
     return rows, within_bound
 
 
@@ -132,7 +136,8 @@ def run(ctx: Context) -> Result:
         figures=["softmax_to_hardmax.png"],
         tables=[
             Table(
-                "L1 gap between softmax_τ and leftmost-hardmax (64 random rows)",
+                "(a) L1 gap between softmax_τ and the hardmax one-hot (64 random rows; no ties, "
+                "so leftmost and rightmost hardmax agree)",
                 [
                     "n",
                     "min gap γ",
@@ -143,7 +148,8 @@ def run(ctx: Context) -> Result:
                 rows,
             ),
             Table(
-                "Random 2-layer model: max output difference, softmax_τ vs rightmost-hard",
+                "(b) Random 2-layer rightmost-hard model: max output difference, softmax_τ vs "
+                "rightmost-hard",
                 ["n", f"τ={model_taus[0]:g}", f"τ={model_taus[-1]:g}"],
                 model_rows,
             ),

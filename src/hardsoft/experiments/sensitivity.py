@@ -246,31 +246,38 @@ def _figure_random(
     for name, rep in reports.items():
         ns = np.array(rep.lengths)
         (line,) = ax_a.loglog(ns, rep.series("last_max"), "o-", label=f"{name}: max")
-        ax_a.loglog(ns, rep.series("last_mean"), "s:", color=line.get_color(), alpha=0.7)
-        ax_a.loglog(ns, rep.series("supp_last_max"), "^--", color=line.get_color(), alpha=0.5, ms=4)
+        color = line.get_color()
+        ax_a.loglog(
+            ns, rep.series("last_mean"), "s:", color=color, alpha=0.7, label=f"{name}: mean"
+        )
+        supp = rep.series("supp_last_max")
+        label = f"{name}: supplement term"
+        ax_a.loglog(ns, supp, "^--", color=color, alpha=0.5, ms=4, label=label)
     first = next(iter(reports.values()))
     ns = np.array(first.lengths, dtype=float)
     ref = first.series("last_max")[0] * ns[0] / ns
     ax_a.loglog(ns, ref, "k-", lw=0.8, alpha=0.5, label="slope −1 (reference)")
-    ax_a.axvline(fit_min, color="gray", lw=0.6, ls=":")
+    ax_a.axvline(fit_min, color="gray", lw=0.6, ls=":", label=f"slopes fit from n = {fit_min}")
     ax_a.set_xlabel("input length n")
     ax_a.set_ylabel(r"$\|y_n^{(L)} - y_n'^{(L)}\|$")
     ax_a.set_title(f"(a) random soft models ({mode})\nmax (o), mean (s), supplement term (^)")
-    ax_a.legend(fontsize=8)
+    ax_a.legend(fontsize=7, ncol=2)
     for name, rep in {**small, **dict(list(reports.items())[:1])}.items():
         ns = np.array(rep.lengths)
         (line,) = ax_b.loglog(ns, rep.series("last_max"), "o-", label=f"{name}: measured max")
-        ax_b.loglog(ns, rep.bound_series(), "--", color=line.get_color(), alpha=0.9)
+        color = line.get_color()
+        ax_b.loglog(ns, rep.bound_series(), "--", color=color, alpha=0.9, label=f"{name}: bound")
         pub = [p["other"][-1] for p in rep.published if p is not None]
         if len(pub) == len(rep.published) and all(v < 300 for v in pub):
-            ax_b.loglog(ns, [10.0**v for v in pub], ":", color=line.get_color(), alpha=0.9)
+            label = f"{name}: Hahn's bound"
+            ax_b.loglog(ns, [10.0**v for v in pub], ":", color=color, alpha=0.9, label=label)
     ax_b.set_xlabel("input length n")
     ax_b.set_ylabel("influence on the last position")
     ax_b.set_title(
         "(b) measured (solid), corrected bound (dashed),\nHahn's published bound (dotted, where "
         "< 1e300)"
     )
-    ax_b.legend(fontsize=8)
+    ax_b.legend(fontsize=7)
     fig.tight_layout()
     path = ctx.figure_path("sensitivity-random.png")
     fig.savefig(path, dpi=130)

@@ -30,6 +30,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
+from hardsoft.report.render import expression  # noqa: E402
 
 WEIGHTINGS = ("leftmost", "rightmost", "average")
 MASKS = ("none", "future", "past")
@@ -184,7 +185,7 @@ def _compiled(ctx: Context) -> tuple[list[list], list[dict]]:
             [
                 f,
                 rec["layers"],
-                r.tau,
+                expression(r.tau),
                 f"{r.error_bound:.3g}",
                 rep["mismatches"],
                 f"{rep['max_abs_error']:.2g}",
@@ -303,6 +304,36 @@ def _figures(ctx: Context, records: list[dict], compiled: list[dict], sweep: lis
     return path
 
 
+_LABELS = {
+    "final_loss": "final training loss (nats)",
+    "restrict_seconds": "time to build the restriction (s)",
+    "free_fraction": "free fraction under the restriction",
+    "c": "dependency set size c",
+    "witness_verified": "witness verified by running the model",
+    "hard_accepts": "hardened model accepts x, x′",
+    "in_language": "in PARITY: x, x′",
+    "soft_accepts": "softmax model accepts x, x′",
+    "soft_right_on_pair": "softmax model right on both x and x′",
+}
+
+
+def _label(key: str) -> str:
+    """A metric's name in words: ``hard_accuracy_n16`` → "hardened model accuracy at n = 16"."""
+    for prefix, model in (("hard_accuracy_n", "hardened"), ("soft_accuracy_n", "softmax")):
+        if key.startswith(prefix):
+            return f"{model} model accuracy at n = {key[len(prefix) :]}"
+    return _LABELS.get(key, key.replace("_", " "))
+
+
+def _value(v: Any) -> str:
+    """A table value as text: yes/no, lists joined, floats to 4 significant digits."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_value(x) for x in v)
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
 @register(
     "soften",
     title="Softening hard-attention models; hardening a trained one",
@@ -345,7 +376,7 @@ def run(ctx: Context) -> Result:
         f"{trained['witness_verified']}); the softmax model itself is "
         f"{'right' if trained.get('soft_right_on_pair') else 'wrong'} on the pair."
     )
-    t_rows = [[k, f"{v:.4g}" if isinstance(v, float) else str(v)] for k, v in trained.items()]
+    t_rows = [[_label(k), _value(v)] for k, v in trained.items()]
     return Result(
         metrics=metrics,
         figures=[fig.name],
@@ -380,7 +411,11 @@ def run(ctx: Context) -> Result:
                 ],
                 c_rows,
             ),
-            Table("Trained PARITY transformer, hardened and restricted", ["", ""], t_rows),
+            Table(
+                "Trained PARITY transformer, hardened and restricted",
+                ["quantity", "value"],
+                t_rows,
+            ),
         ],
         summary=summary,
     )

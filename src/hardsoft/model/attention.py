@@ -22,6 +22,29 @@ from hardsoft.model.spec import Mask
 NEG_INF = float("-inf")
 
 
+def pair_scores(q: torch.Tensor, k: torch.Tensor, weighting: str) -> torch.Tensor:
+    """``q · kᵀ`` ``[..., rows, keys]``. For hard weightings bitwise equal keys get bitwise
+    equal scores, so an exact tie stays a tie: a BLAS matmul may round equal dot products
+    differently in different columns, which broke ties by rounding (found by the fast-path
+    differential test). Equal keys are scored once (one column per distinct key) and the
+    column is gathered for each of them; with no equal keys this is the plain matmul. Softmax
+    is continuous in the scores and keeps the matmul."""
+    if weighting == "softmax" or q.shape[-1] == 0 or k.shape[-2] < 2:
+        return q @ k.transpose(-1, -2)
+    if q.shape[:-2] != k.shape[:-2]:  # broadcast batches: score every pair in one order
+        out = q[..., :, None, 0] * k[..., None, :, 0]
+        for c in range(1, q.shape[-1]):
+            out = out + q[..., :, None, c] * k[..., None, :, c]
+        return out
+    flat = k.reshape(-1, k.shape[-1])
+    keys, inverse = torch.unique(flat, dim=0, return_inverse=True)
+    if keys.shape[0] == flat.shape[0]:  # no two keys equal: no tie to keep
+        return q @ k.transpose(-1, -2)
+    scores = q @ keys.transpose(0, 1)  # [..., rows, distinct keys]
+    index = inverse.reshape(k.shape[:-1])[..., None, :]
+    return torch.gather(scores, -1, index.expand(*scores.shape[:-1], k.shape[-2]))
+
+
 def allowed_block(
     mask: Mask | str, q_start: int, q_end: int, k_start: int, k_end: int, device: torch.device
 ) -> torch.Tensor | None:
@@ -96,7 +119,7 @@ def attend(
             empty = ~allowed.any(dim=-1)
             out = out.masked_fill(empty[:, None], 0.0)
         return out, None
-    scores = (q @ k.transpose(-1, -2)) * score_scale
+    scores = pair_scores(q, k, weighting) * score_scale
     w = weights_from_scores(scores, allowed, weighting)
     return w @ v, (w if return_weights else None)
 
@@ -184,7 +207,7 @@ def _row_block_state(
             norm = torch.where(take, torch.ones_like(norm), norm)
             m = torch.where(take, bmax, m)
             continue
-        s = (qc @ k[:, ks:ke].transpose(-1, -2)) * score_scale
+        s = pair_scores(qc, k[:, ks:ke], weighting) * score_scale
         if allowed is not None:
             s = s.masked_fill(~allowed, NEG_INF)
         bmax = s.amax(dim=-1)
@@ -270,7 +293,7 @@ def hard_block_pick(
     index is the block's last one."""
     reverse = weighting == "rightmost"
     kb = k.flip(1) if reverse else k
-    s = (q @ kb.transpose(-1, -2)) * score_scale
+    s = pair_scores(q, kb, weighting) * score_scale
     if allowed is not None:
         s = s.masked_fill(~(allowed.flip(-1) if reverse else allowed), NEG_INF)
     row_max, first = s.max(dim=-1)

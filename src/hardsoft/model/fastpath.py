@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, cast
 import torch
 
 from hardsoft.errors import HardsoftError
+from hardsoft.model.attention import pair_scores
 from hardsoft.model.fastkernels import (
     Classes,
     attend_window,
@@ -247,7 +248,7 @@ def attend_fast(
     if plan.uniform:
         return uniform_attention(v, weighting, mask), Path.UNIFORM
     if torch.equal(q, q[:, :1].expand_as(q)):
-        s = (q[:, :1] @ k.transpose(-1, -2))[:, 0] * scale
+        s = pair_scores(q[:, :1], k, weighting)[:, 0] * scale
         return scan_attention(s, v, weighting, mask), Path.SCAN
     force = mode == "force"
     src: PositionSource | None = getattr(head, "position_source", None)
@@ -293,7 +294,8 @@ def window_attention(
     polys = src.polynomials(n)
     if any(polys[f] is None for f in used.nonzero().flatten().tolist()):
         return None
-    coef = torch.tensor([p or (0.0, 0.0, 0.0) for p in polys], dtype=torch.float64)
+    # reshape: a model without position features has no rows (torch.tensor([]) is 1-D)
+    coef = torch.tensor([p or (0.0, 0.0, 0.0) for p in polys], dtype=torch.float64).reshape(-1, 3)
     abc = (scale * (q.double() @ feat_key.double().T)) @ coef.to(q.device)  # [B, n, 3]
     weighting, mask = head.spec.weighting, head.spec.mask
     kabs = (raw.abs() @ feat_key.abs()).amax(0)

@@ -47,6 +47,12 @@ class Acceptance:
             return torch.softmax(y.to(torch.float64), dim=-1)[..., self.index] > self.threshold
         return y[..., self.index] > self.threshold
 
+    def value(self, y: torch.Tensor) -> torch.Tensor:
+        """The number the rule compares with its threshold: ``P(EOS)`` or the coordinate."""
+        if self.kind == "eos":
+            return torch.softmax(y.to(torch.float64), dim=-1)[..., self.index]
+        return y[..., self.index]
+
     def describe(self) -> str:
         if self.kind == "eos":
             return f"P(EOS) = softmax(y_n)[{self.index}] > {self.threshold:g}"

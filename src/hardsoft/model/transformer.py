@@ -23,7 +23,7 @@ from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.memory import auto_chunk
 from hardsoft.model import fastpath
-from hardsoft.model.attention import attend, attend_chunked, weights_from_scores
+from hardsoft.model.attention import attend, attend_chunked, pair_scores, weights_from_scores
 from hardsoft.model.features import feature_matrix, feature_rows
 from hardsoft.model.readout import acceptance_of
 from hardsoft.model.spec import (
@@ -145,7 +145,7 @@ class Head(nn.Module):
         """Scaled scores ``(q · kᵀ) · score_scale(n)`` ``[..., rows, keys]`` for query rows ``q``
         and keys ``k`` at input length ``n`` (the temperature τ(n) depends on n, not on how
         many rows are asked for)."""
-        return (q @ k.transpose(-1, -2)) * self.score_scale(n)
+        return pair_scores(q, k, self.spec.weighting) * self.score_scale(n)
 
     def allowed(self, rows: torch.Tensor | None, n: int) -> torch.Tensor | None:
         """Boolean ``[len(rows), n]``: which keys 0..n-1 each query position in ``rows``
