@@ -156,9 +156,10 @@ def evaluate_cmd(
 
 def _acceptance(model, cfg) -> str:
     """The model's declared acceptance rule (an LSTM: its process's P(EOS) readout)."""
+    from hardsoft.learn.readout import process_readout
     from hardsoft.model import Transformer
-    from hardsoft.model.readout import acceptance_of, eos_readout
+    from hardsoft.model.readout import acceptance_of
 
     if isinstance(model, Transformer):
         return acceptance_of(model).describe()
-    return eos_readout(cfg.language, cfg.p).describe()
+    return process_readout(cfg.language, cfg.p).describe()
