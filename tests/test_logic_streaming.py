@@ -61,8 +61,10 @@ def test_hand_written_formulas_on_longer_words(text: str) -> None:
             assert np.array_equal(_streamed(formula, ids, chunk), expected)
 
 
-@pytest.mark.parametrize("text,op", [("X 'a'", "X"), ("'a' U 'b'", "U"), ("P F 'a'", "F"),
-                                     ("E 'a'", "E"), ("#>['a'] > 1", "#>")])
+@pytest.mark.parametrize(
+    "text,op",
+    [("X 'a'", "X"), ("'a' U 'b'", "U"), ("P F 'a'", "F"), ("E 'a'", "E"), ("#>['a'] > 1", "#>")],
+)
 def test_future_operators_are_refused(text: str, op: str) -> None:
     with pytest.raises(HardsoftError, match=f"operator {op} reads positions after"):
         StreamEvaluator(parse(text, alphabet=ALPHABET), ALPHABET, 10)
