@@ -32,6 +32,7 @@ import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -441,6 +442,67 @@ def read_chunks(path: Path, alphabet: tuple[str, ...], chunk: int) -> tuple[int,
                 yield ids
 
     return n, chunks()
+
+
+def check_stream(
+    model: Transformer, formula: Any, path: Path, chunk: int = DEFAULT_CHUNK
+) -> dict[str, Any]:
+    """Stream ``model`` and the past-only ``formula``'s reference
+    (:class:`hardsoft.logic.streaming.StreamEvaluator`) side by side over the one input in
+    ``path``, chunk by chunk (memory O(chunk)), and compare at every position the model's
+    declared readout (:func:`hardsoft.model.readout.acceptance_of`: by default output
+    coordinate 0 > 1/2, as ``hardsoft check``) with the formula's value.
+
+    Returns ``n``, ``checked_positions``, ``mismatched_positions``, ``max_abs_error``
+    (coordinate readouts: the largest ``|y_i[index] − reference_i|``), ``first_mismatch``
+    (``{"position", "expected", "got", "output"}`` or None), ``attention_paths``, ``chunk``,
+    ``dtype`` and ``seconds``."""
+    import time
+
+    from hardsoft.logic.streaming import StreamEvaluator
+    from hardsoft.model.readout import acceptance_of
+
+    if chunk < 1:
+        raise HardsoftError(f"--chunk must be >= 1, not {chunk}")
+    readout = acceptance_of(model)
+    n, chunks = read_chunks(path, model.spec.alphabet, chunk)
+    if n == 0:
+        raise HardsoftError(f"{str(path)!r} holds the empty input: nothing to check")
+    reference = StreamEvaluator(formula, model.spec.alphabet, n)
+    stream = Stream(model, n)
+    started = time.perf_counter()
+    wrong_total, max_err = 0, 0.0
+    first: dict[str, Any] | None = None
+    for ids in chunks:
+        start = stream.pos
+        rows = stream.feed(torch.from_numpy(ids))
+        got = readout.accept(rows).cpu().numpy()
+        want = reference.feed(ids)
+        value = rows[:, readout.index].detach().to("cpu", torch.float64).numpy()
+        if readout.kind == "coordinate":
+            max_err = max(max_err, float(np.abs(value - want).max()))
+        wrong = got != want
+        wrong_total += int(wrong.sum())
+        if first is None and bool(wrong.any()):
+            k = int(np.argmax(wrong))
+            first = {
+                "position": start + k + 1,
+                "expected": int(want[k]),
+                "got": int(got[k]),
+                "output": float(value[k]),
+            }
+    return {
+        "n": n,
+        "checked_positions": n,
+        "mismatched_positions": wrong_total,
+        "max_abs_error": max_err if readout.kind == "coordinate" else None,
+        "first_mismatch": first,
+        "readout": readout.describe().replace("y_n", "y_i"),
+        "attention_paths": stream.paths,
+        "chunk": chunk,
+        "dtype": str(model.dtype).removeprefix("torch."),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
 
 
 class NpyWriter:

@@ -14,13 +14,14 @@ from hardsoft.cli.common import (
     console,
     device_option,
     err_console,
+    input_file_option,
     int_option,
     parse_int_list,
     path_argument,
     print_json,
     seed_option,
 )
-from hardsoft.cli.run_options import apply_dtype, dtype_option
+from hardsoft.cli.run_options import apply_dtype, check_streamed, dtype_option
 from hardsoft.errors import HardsoftError
 
 
@@ -121,6 +122,14 @@ def check_cmd(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     dtype: str = dtype_option(),
+    stream: bool = typer.Option(
+        False,
+        "--stream",
+        help="Check one long input from --input-file in chunks (past-only "
+        "formulas; docs/model.md).",
+    ),
+    input_file: Path = input_file_option(help="With --stream: the file holding the one input."),
+    stream_chunk: int = typer.Option(1 << 16, "--chunk", help="Positions per chunk with --stream."),
 ) -> None:
     """Check MODEL at every position of every string up to --exhaustive-max-n and of
     --samples random strings per --random-n length, against --formula (the logic evaluator)
@@ -128,7 +137,10 @@ def check_cmd(
 
     A model with named outputs takes `--formula NAME=FORMULA` once per output; a task with
     symbol-valued targets (`induction-head`, `khopK`) reads a model whose outputs are named by
-    symbols as "the symbol whose output is 1, none when no symbol output is"."""
+    symbols as "the symbol whose output is 1, none when no symbol output is".
+
+    `--stream --input-file FILE`: one long input, model and formula streamed side by side in
+    chunks of --chunk positions (memory O(chunk)); the formula must be past-only."""
     from hardsoft.check import check_formula, check_language
     from hardsoft.cli.common import load_model
     from hardsoft.model.fastpath import fast_paths
@@ -137,6 +149,10 @@ def check_cmd(
         raise HardsoftError("give exactly one of --formula and --language")
     lengths = parse_int_list(random_n, "--random-n", lo=1) if random_n.strip() else []
     model = apply_dtype(load_model(model_path, device=device), dtype)
+    if stream or input_file is not None:
+        return check_streamed(
+            model, model_path, formula, language, input_file, stream_chunk, as_json, stream
+        )
     options = dict(
         exhaustive_max_n=exhaustive_max_n,
         random_n=lengths,

@@ -1,5 +1,6 @@
 """Options shared by ``run``, ``check`` and ``compile``: ``--dtype`` (the float format the model
-computes in) and ``run --stream`` (one long input read in chunks: :mod:`hardsoft.stream`)."""
+computes in), ``run --stream`` and ``check --stream`` (one long input read in chunks:
+:mod:`hardsoft.stream`)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,57 @@ def run_streamed(
             markup=False,
             soft_wrap=True,
         )
+
+
+def check_streamed(
+    model: Any,
+    model_path: Path,
+    formulas: list[str] | None,
+    language: str | None,
+    input_file: Path | None,
+    chunk: int,
+    as_json: bool,
+    stream: bool = True,
+) -> None:
+    """``hardsoft check --stream``: the model and a past-only formula streamed side by side
+    over one input file (:func:`hardsoft.stream.check_stream`); exit 1 on a mismatch."""
+    from hardsoft.cli.check_cmd import _expand_named, formula_options
+    from hardsoft.logic import parse
+    from hardsoft.stream import check_stream
+
+    if not stream:
+        raise HardsoftError("check reads --input-file only with --stream")
+    if input_file is None:
+        raise HardsoftError("--stream reads one input from --input-file")
+    if not formulas or language is not None:
+        raise HardsoftError("--stream checks against one --formula (not --language)")
+    given = _expand_named(formula_options(formulas, tuple(model.spec.output_names)))
+    if not isinstance(given, str):
+        raise HardsoftError("--stream checks one formula against the model's readout")
+    formula = parse(given, alphabet=model.spec.alphabet)
+    report = check_stream(model, formula, input_file, chunk)
+    report["reference"] = {"formula": given}
+    report["model"] = str(model_path)
+    if as_json:
+        print_json(report)
+    else:
+        console.print(
+            f"checked {report['checked_positions']} positions in {report['seconds']} s "
+            f"(chunks of {chunk}): {report['mismatched_positions']} mismatching positions"
+            + (
+                ""
+                if report["max_abs_error"] is None
+                else f", max |output - reference| = {report['max_abs_error']:.3g}"
+            ),
+            markup=False,
+            soft_wrap=True,
+        )
+        fm = report["first_mismatch"]
+        if fm:
+            console.print(
+                f"first mismatch at position {fm['position']}: expected {fm['expected']}, "
+                f"got {fm['got']} (output {fm['output']:.6g})",
+                markup=False,
+            )
+    if report["mismatched_positions"]:
+        raise typer.Exit(1)
