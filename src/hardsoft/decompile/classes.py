@@ -51,7 +51,7 @@ from itertools import product
 
 import numpy as np
 import torch
-from dd.autoref import Function
+from hardsoft.decompile.boolean import Function
 
 from hardsoft.decompile.boolean import Predicates
 from hardsoft.errors import HardsoftError
@@ -99,6 +99,14 @@ class LayerClasses:
     vectors: np.ndarray
     predicates: list[Function]
     heads: list[HeadTable] = field(default_factory=list)
+    domain: Function | None = None
+    """The disjunction of the predicates: true at every position (the classes partition the
+    positions), so predicates may be simplified wherever it holds."""
+
+    def union(self, preds: Predicates, members: list[int] | np.ndarray) -> Function:
+        """The disjunction of the members' predicates, simplified on the domain."""
+        u = reduce(lambda a, b: a | b, (self.predicates[k] for k in members), preds.false)
+        return u if self.domain is None else preds.simplify(u, self.domain)
 
     def __len__(self) -> int:
         return len(self.predicates)
@@ -182,7 +190,7 @@ def _position_atoms(preds: Predicates, moduli: list[int]) -> None:
                 for r in range(m):
                     cube = cube & _lit(preds, Mod(m, r, Position()), i % m == r)
             seen = seen | cube
-    preds.assume(seen)
+    preds.assume(seen, base=True)
 
 
 def _lit(preds: Predicates, atom: Formula, value: bool) -> Function:
@@ -215,8 +223,9 @@ def layer0(m64: Transformer, preds: Predicates) -> LayerClasses:
         for j, u in enumerate(syms):
             cube = cube & (u if j == k else ~u)
         exactly_one = exactly_one | cube
-    preds.assume(exactly_one)
+    preds.assume(exactly_one, base=True)
     _position_atoms(preds, moduli)
+    preds.mark_base()
     period = reduce(math.lcm, moduli, 1)
     witness: dict[tuple[float, ...], tuple[int, int]] = {}
     for n in range(1, 2 * period + 3):
@@ -266,7 +275,9 @@ def _merge(vectors: np.ndarray, predicates: list[Function], preds: Predicates) -
             out_preds.append(pred)
     width = vectors.shape[1] if vectors.ndim == 2 else 0
     stacked = np.stack(out_vecs) if out_vecs else np.zeros((0, width))
-    return LayerClasses(stacked, out_preds)
+    domain = reduce(lambda a, b: a | b, out_preds, preds.false)
+    out_preds = [preds.simplify(u, domain) for u in out_preds]
+    return LayerClasses(stacked, out_preds, domain=domain)
 
 
 # ---------------------------------------------------------------------------- one head
@@ -313,6 +324,15 @@ def _adjacent(p: Predicates, ctx: Function, lower: Function) -> bool:
     return r is not None and p.equal(lower, p.atom(Mod(2, r, Position())))
 
 
+def _flip_parity(p: Predicates, ctx: Function, k: Function) -> Function:
+    """``k`` read at a neighbour of a query of known parity r: its parity atoms fixed to the
+    other parity (so ``Y ('a' & MOD(2, 0)(i))`` at an odd query is ``Y 'a'``)."""
+    r = _parity_of(p, ctx)
+    assert r is not None
+    names = {rr: p.var_of[Mod(2, rr, Position())] for rr in (0, 1)}
+    return p.bdd.let({names[1 - r]: True, names[r]: False}, k)
+
+
 def _nearest(
     p: Predicates,
     table: HeadTable,
@@ -330,7 +350,7 @@ def _nearest(
     if weighting is Weighting.RIGHTMOST:
         if mask is Mask.FUTURE:
             if _adjacent(p, ctx, lower):
-                return k | (other & p.unary("Y", k))
+                return k | (other & p.unary("Y", _flip_parity(p, ctx, k)))
             return k | (other & p.binary("S", other, k))
         if mask is Mask.STRICT_FUTURE:
             return p.binary("S", other, k)
@@ -342,7 +362,7 @@ def _nearest(
         return p.unary("F", last)
     if mask is Mask.PAST:
         if _adjacent(p, ctx, lower):
-            return k | (other & p.unary("X", k))
+            return k | (other & p.unary("X", _flip_parity(p, ctx, k)))
         return k | (other & p.binary("U", other, k))
     if mask is Mask.STRICT_PAST:
         return p.binary("U", other, k)
@@ -392,7 +412,7 @@ def head_outcomes(
     higher = p.false
     for score in sorted({float(s) for s in row[keys]}, reverse=True):
         members = [k for k in keys if row[k] == score]
-        tier = reduce(lambda a, b: a | b, (classes.predicates[k] for k in members))
+        tier = classes.union(p, members)
         none_higher = ~_exists(p, table.mask, higher) if higher != p.false else p.true
         if p.is_false(ctx & none_higher):
             break
@@ -403,12 +423,14 @@ def head_outcomes(
             if len(by_output) == 1:
                 near = _exists(p, table.mask, tier)
             else:
-                kp = reduce(lambda a, b: a | b, (classes.predicates[k] for k in ks))
+                kp = classes.union(p, ks)
                 near = _nearest(p, table, tier, kp, ctx, ~tier & ~higher)
             pred = none_higher & near
             if not p.is_false(ctx & pred):
                 add(table.outputs[ks[0]], pred)
         higher = higher | tier
+        if classes.domain is not None:
+            higher = p.simplify(higher, classes.domain)
     return out
 
 

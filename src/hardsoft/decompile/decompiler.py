@@ -9,7 +9,7 @@ from functools import reduce
 from typing import Any
 
 import numpy as np
-from dd.autoref import Function
+from hardsoft.decompile.boolean import Function
 
 from hardsoft import validate
 from hardsoft.decompile.classes import DEFAULT_MAX_CLASSES, ClassTable, check, propagate
@@ -167,7 +167,7 @@ def decompile(
     for name, readout, bits in _readouts(model, table):
         chosen = [p for p, b in zip(table.layers[-1].predicates, bits) if b]
         pred: Function = reduce(lambda a, b: a | b, chosen, table.preds.false)
-        outputs.append(Output(name, readout, table.preds.formula(pred)))
+        outputs.append(Output(name, readout, table.preds.render(pred)))
     result = Decompiled(outputs, table, certificate(model, table), hardened=hardened)
     if hardened:
         result.certificate["hardened"] = (
