@@ -271,8 +271,9 @@ class Predicates:
         memo[u] = out
         return out
 
-    def _atom_text(self, var: str, memo: dict[Any, Formula], atoms: dict[str, Formula] | None
-                   ) -> Formula:
+    def _atom_text(
+        self, var: str, memo: dict[Any, Formula], atoms: dict[str, Formula] | None
+    ) -> Formula:
         if atoms is None or var not in self.defs:
             return self.atom_of[var]
         hit = atoms.get(var)
@@ -316,7 +317,7 @@ class Predicates:
                 if any(v == lit[0] for v, _ in best):
                     continue
                 trial = self._expand((lit, *best), upper)
-                if len(trial) < len(best) and (duty & ~self._cube(trial)) == self.false:
+                if _cost(trial) < _cost(best) and (duty & ~self._cube(trial)) == self.false:
                     best = trial
             better.append(best)
         kept = list(dict.fromkeys(better))
@@ -411,6 +412,11 @@ def _parity_atoms(p: Predicates) -> dict[int, Function] | None:
     if not all(a in p.var_of for a in atoms.values()):
         return None
     return {r: p.atom(a) for r, a in atoms.items()}
+
+
+def _cost(cube: Cube) -> tuple[int, int]:
+    """Fewer literals first, then fewer negated ones (``'a'`` over ``!'c'`` given 'b')."""
+    return len(cube), sum(1 for _, value in cube if not value)
 
 
 def _flatten_or(items: list[Formula]) -> list[Formula]:

@@ -51,9 +51,8 @@ from itertools import product
 
 import numpy as np
 import torch
-from hardsoft.decompile.boolean import Function
 
-from hardsoft.decompile.boolean import Predicates
+from hardsoft.decompile.boolean import Function, Predicates
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.parser import parse
 from hardsoft.logic.syntax import (

@@ -9,11 +9,10 @@ from functools import reduce
 from typing import Any
 
 import numpy as np
-from hardsoft.decompile.boolean import Function
 
 from hardsoft import validate
+from hardsoft.decompile.boolean import Function
 from hardsoft.decompile.classes import DEFAULT_MAX_CLASSES, ClassTable, check, propagate
-from hardsoft.errors import HardsoftError
 from hardsoft.logic.semantics import evaluate
 from hardsoft.logic.syntax import Formula, size, temporal_depth, to_text
 from hardsoft.model.readout import acceptance_of
@@ -276,6 +275,36 @@ def verify(
     return out
 
 
-def require_outputs(model: Transformer) -> None:
-    if model.spec.d_out < 1:
-        raise HardsoftError("the model has no outputs")
+def equivalence(
+    f: Formula,
+    g: Formula,
+    alphabet: tuple[str, ...],
+    max_n: int,
+    random_count: int,
+    random_max_n: int,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Compare two formulas with the logic evaluator at every position of every word up to
+    ``max_n`` (as far as :data:`EXHAUSTIVE_LIMIT` allows) and of random words up to
+    ``random_max_n``: ``{strings, positions, mismatches, exhaustive_n, max_n, first}``."""
+    words, exhaustive_n = exhaustive_words(alphabet, max_n, limit=4 * EXHAUSTIVE_LIMIT)
+    words += random_words_upto(alphabet, random_count, random_max_n, seed)
+    by_len: dict[int, list[str]] = {}
+    for w in words:
+        by_len.setdefault(len(w), []).append(w)
+    positions = mismatches = 0
+    first: str | None = None
+    for group in by_len.values():
+        bad = evaluate(f, group, alphabet) != evaluate(g, group, alphabet)
+        positions += bad.size
+        mismatches += int(bad.sum())
+        if first is None and bad.any():
+            first = group[int(np.flatnonzero(bad.any(axis=1))[0])]
+    return {
+        "strings": len(words),
+        "positions": positions,
+        "mismatches": mismatches,
+        "exhaustive_n": exhaustive_n,
+        "max_n": max((len(w) for w in words), default=0),
+        "first": first,
+    }
