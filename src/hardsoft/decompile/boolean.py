@@ -42,7 +42,6 @@ from hardsoft.logic.syntax import (
     size,
 )
 
-
 REFINE_LIMIT = 48
 """Covers of more cubes than this are left as the ISOP gives them (refining them costs more
 than it helps the reader: such formulas are long anyway)."""
