@@ -99,6 +99,22 @@ def test_random_models_full_grid(weighting: str, mask: str, layers: int, seed: i
     assert_agrees(model, d.formulas, _words("01", 9, 100, 500, seed=seed))
 
 
+@pytest.mark.parametrize("layer_norm", ["pre", "post"])
+def test_layer_norm_models(layer_norm: str) -> None:
+    model = random_model(
+        layers=2,
+        heads=2,
+        d_model=8,
+        weighting="leftmost",
+        mask="strict-past",
+        position_features=("1",),
+        layer_norm=layer_norm,
+        seed=5,
+    )
+    d = decompile(model, verify_n=0, random_words=0)
+    assert_agrees(model, d.formulas, _words("01", 7, 20, 200, seed=6))
+
+
 FEATURE_CASES = [
     (("1", "[i=1]", "[i=n]"), "leftmost", "none", 2),
     (("1", "(-1)^i"), "rightmost", "strict-future", 2),
