@@ -15,12 +15,12 @@ import os
 import time
 from pathlib import Path
 
-from _common import environment
-
 from hardsoft.compile import compile_formula
 from hardsoft.decompile import decompile
 from hardsoft.logic.syntax import size
 from hardsoft.model import random_model
+
+from _common import environment
 
 FORMULAS = [
     ("'a' S 'b'", "abc"),
