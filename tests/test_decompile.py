@@ -4,6 +4,7 @@ independent of the class propagation)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -170,13 +171,18 @@ ROUND_TRIP = [
 ]
 
 
+@functools.lru_cache(maxsize=None)
+def _round_trip(text: str, alphabet: str, masks: str):
+    """The compiled model of ``text`` and its decompilation (shared by the tests)."""
+    model = compile_formula(text, alphabet=alphabet, target="hard", masks=masks)
+    return model, decompile(model, verify_n=0, random_words=0)
+
+
 @pytest.mark.parametrize("masks", ["strict", "nonstrict"])
 @pytest.mark.parametrize("text,alphabet", ROUND_TRIP)
 def test_compile_decompile_round_trip(text: str, alphabet: str, masks: str) -> None:
     f = parse(text, alphabet=alphabet)
-    model = compile_formula(f, alphabet=alphabet, target="hard", masks=masks)
-    d = decompile(model, verify_n=0)
-    g = d.formulas[0]
+    g = _round_trip(text, alphabet, masks)[1].formulas[0]
     words = _words(alphabet, 6, 40, 300, seed=5)
     for n in sorted({len(w) for w in words}):
         group = [w for w in words if len(w) == n]
@@ -290,8 +296,7 @@ def test_cli_error_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
 
 def test_doc_example_matches() -> None:
     """The worked example of docs/decompile.md is what decompile prints today."""
-    model = compile_formula("('a' | X 'b') S ('c' & Y 'a')", alphabet="abc", masks="nonstrict")
-    d = decompile(model, verify_n=0)
+    d = _round_trip("('a' | X 'b') S ('c' & Y 'a')", "abc", "nonstrict")[1]
     doc = DOC.read_text()
     assert f"out0 (y[0] > 0.5):  {to_text(d.formulas[0])}" in doc
     assert f"classes per layer {d.classes}" in doc

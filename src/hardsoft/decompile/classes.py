@@ -37,6 +37,8 @@ API (stable; other engines read it)::
         .scores   [C_l, C_l] float64, exact Head.scores of query class × key class
         .outputs  [C_l, d_model] float64, Head.result of each key class's value
         .weighting, .mask
+    candidates(head_table, c)  the key classes a query of class c can attend to (all, or for a
+                               non-strict mask those scoring >= c's own key against c)
     table.outputs              [C_L, d_out] float64, Transformer.readout of the final classes
     table.formula(l, c)        the predicate of class c of layer l as a formula
 """
@@ -382,7 +384,7 @@ def _nearest(
     return p.unary("P", first)
 
 
-def _candidates(table: HeadTable, c: int) -> np.ndarray:
+def candidates(table: HeadTable, c: int) -> np.ndarray:
     """Key classes a query of class c may attend to: all, or (when the window contains the
     query's own position) those scoring at least as high as c itself."""
     row = table.scores[c]
@@ -393,7 +395,7 @@ def _candidates(table: HeadTable, c: int) -> np.ndarray:
 
 def estimate(table: HeadTable, c: int) -> int:
     """How many different outputs the head can give at a query of class c (an upper bound)."""
-    keys = _candidates(table, c)
+    keys = candidates(table, c)
     distinct = len({table.outputs[k].tobytes() for k in keys})
     return distinct + (1 if table.mask.is_strict else 0)
 
@@ -404,7 +406,7 @@ def head_outcomes(
     """Output vector -> (vector, predicate) of the head at a query of class ``c``; the
     predicates are exact under the query's predicate (see :func:`_nearest`)."""
     ctx = classes.predicates[c]
-    keys = _candidates(table, c)
+    keys = candidates(table, c)
     row = table.scores[c]
     out: dict[bytes, tuple[np.ndarray, Function]] = {}
 
