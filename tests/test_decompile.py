@@ -171,7 +171,7 @@ ROUND_TRIP = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _round_trip(text: str, alphabet: str, masks: str):
     """The compiled model of ``text`` and its decompilation (shared by the tests)."""
     model = compile_formula(text, alphabet=alphabet, target="hard", masks=masks)
