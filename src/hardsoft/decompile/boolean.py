@@ -5,10 +5,11 @@ position is known (a symbol ``'a'``, ``first``, ``last``, ``MOD(m, r)(i)``, or a
 formula ``Y φ``, ``φ S ψ``, ``P φ``... over lower predicates). Atoms are hash-consed (one BDD
 variable per distinct formula), so equal subformulas are shared.
 
-``care`` collects facts that hold at every position of every word (exactly one symbol; the
-position atoms that can occur together; ``P φ → ¬first``; ``Y φ ∧ Y ψ → false`` when φ ∧ ψ is
-never true; ``P φ → P ψ`` when φ implies ψ...). Predicates are compared and minimised modulo
-``care``: two predicates equal on ``care`` are true at the same positions of every word.
+Facts hold at every position of every word: the *base* facts (exactly one symbol; the
+position atoms that can occur together) and facts about temporal atoms (``P φ → ¬first``;
+``Y φ ∧ Y ψ → false`` when φ ∧ ψ is never true; ``P φ → P ψ`` when φ implies ψ...).
+Predicates are compared and minimised modulo the facts whose atoms the predicate mentions
+(``care(u)``; any set of true facts is sound, fewer only simplify less).
 
 :meth:`Predicates.formula` turns a BDD into a formula: an irredundant sum of products
 (Minato–Morreale ISOP) with ``¬care`` as don't-care, factored by common literals, or the
@@ -17,10 +18,9 @@ negation of the complement's cover where that is smaller.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
-from typing import Any
-
-from dd.autoref import BDD, Function
+from typing import Any, TypeAlias
 
 from hardsoft.logic.syntax import (
     And,
@@ -29,16 +29,35 @@ from hardsoft.logic.syntax import (
     Formula,
     Future,
     Last,
+    Mod,
     Next,
     Not,
     Or,
     Past,
+    Position,
     Prev,
     Since,
     Somewhere,
     Until,
     size,
 )
+
+REFINE_LIMIT = 48
+"""Covers of more cubes than this are left as the ISOP gives them (refining them costs more
+than it helps the reader: such formulas are long anyway)."""
+
+
+def _backend() -> Any:
+    """CUDD (C) where dd was built with it, else dd's pure-Python BDD: the same API."""
+    try:
+        return importlib.import_module("dd.cudd")
+    except ImportError:  # pragma: no cover - depends on how dd was installed
+        return importlib.import_module("dd.autoref")
+
+
+BDD = _backend().BDD
+Function: TypeAlias = Any
+"""A BDD node of :class:`Predicates` (dd's ``Function``)."""
 
 Cube = tuple[tuple[str, bool], ...]
 
@@ -53,7 +72,13 @@ class Predicates:
         self.bdd = BDD()
         self.var_of: dict[Formula, str] = {}
         self.atom_of: dict[str, Formula] = {}
-        self.care: Function = self.bdd.true
+        self.base: Function = self.bdd.true
+        self._base_vars: set[str] = set()
+        self._facts_list: list[tuple[frozenset[str], Function]] = []
+        self._care_memo: dict[frozenset[str], Function] = {}
+        self._sizes: dict[str, int] = {}
+        self.defs: dict[str, tuple[str, tuple[Function, ...]]] = {}
+        """Temporal atom variable -> (operator, argument predicates)."""
         self._temporal: dict[str, list[tuple[str, Function, Function]]] = {}
         self._formula_memo: dict[Any, Formula] = {}
         self._isop_memo: dict[tuple[Any, Any], tuple[list[Cube], Function]] = {}
@@ -77,13 +102,40 @@ class Predicates:
             self.atom_of[name] = formula
         return self.bdd.var(name)
 
-    def assume(self, fact: Function) -> None:
-        """Record ``fact`` as true at every position of every word."""
-        self.care = self.care & fact
+    def assume(self, fact: Function, base: bool = False) -> None:
+        """Record ``fact`` as true at every position of every word (``base``: a fact about
+        symbols and position atoms, always used)."""
+        if base:
+            self.base = self.base & fact
+            self._base_vars |= set(self.bdd.support(fact))
+        else:
+            self._facts_list.append((frozenset(self.bdd.support(fact)), fact))
+        self._care_memo.clear()
+
+    def mark_base(self) -> None:
+        """Every atom declared so far (symbols, position atoms) is a base atom: the facts
+        about them are used for every predicate."""
+        self._base_vars |= set(self.atom_of)
+        self._care_memo.clear()
+
+    def care(self, *us: Function) -> Function:
+        """The conjunction of the facts about the atoms of ``us`` (and the base facts)."""
+        support: set[str] = set(self._base_vars)
+        for u in us:
+            support |= set(self.bdd.support(u))
+        key = frozenset(support)
+        hit = self._care_memo.get(key)
+        if hit is None:
+            hit = self.base
+            for atoms, fact in self._facts_list:
+                if atoms <= key:
+                    hit = hit & fact
+            self._care_memo[key] = hit
+        return hit
 
     def is_false(self, u: Function) -> bool:
-        """Whether ``u`` holds at no position of any word (modulo ``care``)."""
-        return (u & self.care) == self.bdd.false
+        """Whether ``u`` holds at no position of any word (modulo the facts)."""
+        return (u & self.care(u)) == self.bdd.false
 
     def implies(self, u: Function, v: Function) -> bool:
         return self.is_false(u & ~v)
@@ -109,12 +161,38 @@ class Predicates:
             if op == "E":
                 return self.true
             return ~self.atom(First()) if op in "YP" else ~self.atom(Last())
+        if op in "YX":
+            absorbed = self._absorb(op, arg)
+            if absorbed is not None:
+                return absorbed
         formula = _UNARY[op](self.formula(arg))
         fresh = formula not in self.var_of
         u = self.atom(formula)
         if fresh:
+            self.defs[self.var_of[formula]] = (op, (arg,))
             self._facts(op, arg, u)
         return u
+
+    def _absorb(self, op: str, arg: Function) -> Function | None:
+        """``Y`` of a non-strict past operator is the strict one: ``Y (x | P x) = P x`` and
+        ``Y (y | x & (x S y)) = x S y`` (and ``X`` with ``F``, ``U``)."""
+        eventually, since = ("P", "S") if op == "Y" else ("F", "U")
+        for var in self.bdd.support(arg):
+            d = self.defs.get(var)
+            if d is None:
+                continue
+            v = self.bdd.var(var)
+            if d[0] == eventually:
+                inner = d[1][0] | v
+            elif d[0] == since:
+                inner = d[1][1] | (d[1][0] & v)
+            else:
+                continue
+            if self.equal(arg, inner):
+                return v
+            if self.equal(arg, ~inner):  # Y !(x | P x) = !P x & !first
+                return ~v & ~self.atom(First() if op == "Y" else Last())
+        return None
 
     def binary(self, op: str, left: Function, right: Function) -> Function:
         """``left S right`` or ``left U right`` (strict), with constant folding."""
@@ -128,10 +206,12 @@ class Predicates:
             return self.unary("P" if op == "S" else "F", right)
         if self.implies(~left, right):  # the nearest non-left position satisfies right if any
             return self.unary("P" if op == "S" else "F", right)
+        left = self.simplify(left, ~right)  # φ S ψ reads φ only where ψ fails
         formula = _BINARY[op](self.formula(left), self.formula(right))
         fresh = formula not in self.var_of
         u = self.atom(formula)
         if fresh:
+            self.defs[self.var_of[formula]] = (op, (left, right))
             self.assume(~u | ~self.atom(First() if op == "S" else Last()))
             eventually = self.unary("P" if op == "S" else "F", right)
             self.assume(~u | eventually)
@@ -139,6 +219,7 @@ class Predicates:
 
     def _facts(self, op: str, arg: Function, u: Function) -> None:
         """Facts about a new temporal atom ``u = op arg`` relating it to earlier ones."""
+        self._parity_facts(op, arg, u)
         if op in "YP":
             self.assume(~u | ~self.atom(First()))
         elif op in "XF":
@@ -156,44 +237,113 @@ class Predicates:
                 self.assume(~v | u)
         self._temporal.setdefault(family, []).append((op, arg, u))
 
+    def _parity_facts(self, op: str, arg: Function, u: Function) -> None:
+        """``op`` applied to a parity: the neighbours have the other parity (``Y MOD(2, 0)(i)``
+        is ``MOD(2, 1)(i) & !first``; ``P MOD(2, 0)(i)`` holds at every odd i > 1)."""
+        par = _parity_atoms(self)
+        if par is None:
+            return
+        for r in (0, 1):
+            if not self.equal(arg, par[r]):
+                continue
+            edge = self.atom(First()) if op in "YP" else self.atom(Last())
+            if op in "YX":
+                w = par[1 - r] & ~edge
+                self.assume((u & w) | (~u & ~w))
+            elif op in "PF":
+                self.assume(~(par[1 - r] & ~edge) | u)
+
     # ------------------------------------------------------------------ back to formulas
     def formula(self, u: Function) -> Formula:
-        """A short formula equal to ``u`` on every position (modulo ``care``)."""
-        key = u
-        memo = self._formula_memo.get(key)
-        if memo is not None:
-            return memo
+        """A short formula equal to ``u`` on every position (modulo the facts known now).
+        Temporal atoms print as they were named when created (the atom's identity)."""
+        return self._render(u, self._formula_memo, None)
+
+    def render(self, u: Function) -> Formula:
+        """Like :meth:`formula`, but every temporal atom's arguments re-simplified with all
+        facts known now (facts learnt after an atom was created simplify it too)."""
+        memo: dict[Any, Formula] = {}
+        atoms: dict[str, Formula] = {}
+        return self._render(u, memo, atoms)
+
+    def _render(
+        self, u: Function, memo: dict[Any, Formula], atoms: dict[str, Formula] | None
+    ) -> Formula:
+        hit = memo.get(u)
+        if hit is not None:
+            return hit
         value = self.constant(u)
         if value is not None:
             out: Formula = Const(value)
         else:
-            pos = self._cover(u & self.care, u | ~self.care)
-            neg = self._cover(~u & self.care, ~u | ~self.care)
-            f_pos, f_neg = self._factor(pos), _negate(self._factor(neg))
+            care = self.care(u)
+            pos = self._cover(u & care, u | ~care, care)
+            neg = self._cover(~u & care, ~u | ~care, care)
+            f_pos = self._factor(pos, memo, atoms)
+            f_neg = _negate(self._factor(neg, memo, atoms))
             out = f_pos if size(f_pos) <= size(f_neg) else f_neg
-        self._formula_memo[key] = out
+        memo[u] = out
         return out
 
-    def _cover(self, lower: Function, upper: Function) -> list[Cube]:
+    def _atom_text(
+        self, var: str, memo: dict[Any, Formula], atoms: dict[str, Formula] | None
+    ) -> Formula:
+        if atoms is None or var not in self.defs:
+            return self.atom_of[var]
+        hit = atoms.get(var)
+        if hit is None:
+            op, args = self.defs[var]
+            parts = [self._render(a, memo, atoms) for a in args]
+            hit = _UNARY[op](parts[0]) if op in _UNARY else _BINARY[op](parts[0], parts[1])
+            atoms[var] = hit
+        return hit
+
+    def simplify(self, u: Function, domain: Function) -> Function:
+        """A predicate equal to ``u`` wherever ``domain`` holds (``domain`` must hold at every
+        position, e.g. the disjunction of a layer's classes), as short a cover as found."""
+        value = self.constant(u & domain)
+        if value is False:
+            return self.false
+        if self.is_false(~u & domain):
+            return self.true
+        care = self.care(u) & domain
+        cubes = self._cover(u & care, u | ~care, care)
+        out = self.false
+        for cube in cubes:
+            out = out | self._cube(cube)
+        return out
+
+    def _cover(self, lower: Function, upper: Function, care: Function) -> list[Cube]:
         """An ISOP cover of [lower, upper], each cube then shortened where a literal of
         another atom lets others go (``¬'b' ∧ ¬'c'`` is ``'a'`` over the alphabet abc), and
         cubes covered by the others dropped."""
         cubes = self._isop(lower, upper)[0]
-        if len(cubes) > 64:
+        if len(cubes) > REFINE_LIMIT:
             return cubes
-        support = set(self.bdd.support(lower)) | set(self.bdd.support(upper))
+        support = set(self.bdd.support(lower))
+        support |= {self.var_of[a] for a in (First(), Last()) if a in self.var_of}
         extra = [(v, True) for v in sorted(support)] + [(v, False) for v in sorted(support)]
-        better = []
-        for cube in cubes:
+        if len(cubes) * len(extra) > 4000:
+            extra = []
+        better = list(cubes)
+        suffix = [self.false] * (len(cubes) + 1)  # the original cubes after idx
+        for idx in range(len(cubes) - 1, -1, -1):
+            suffix[idx] = suffix[idx + 1] | self._cube(cubes[idx])
+        prefix = self.false  # the improved cubes before idx
+        for idx, cube in enumerate(cubes):
             best = self._expand(cube, upper)
-            duty = self._cube(cube) & self.care  # what the cube must go on covering
+            # what this cube must go on covering: its part of lower the others miss
+            duty = self._cube(cube) & lower & ~(prefix | suffix[idx + 1]) if extra else None
             for lit in extra:
                 if any(v == lit[0] for v, _ in best):
                     continue
                 trial = self._expand((lit, *best), upper)
-                if len(trial) < len(best) and (duty & ~self._cube(trial)) == self.false:
+                if self._cost(trial) < self._cost(best) and (
+                    (duty & ~self._cube(trial)) == self.false
+                ):
                     best = trial
-            better.append(best)
+            better[idx] = best
+            prefix = prefix | self._cube(best)
         kept = list(dict.fromkeys(better))
         for cube in list(kept):
             others = self.false
@@ -203,6 +353,18 @@ class Predicates:
             if (lower & ~others) == self.false:
                 kept.remove(cube)
         return kept
+
+    def _atom_size(self, var: str) -> int:
+        hit = self._sizes.get(var)
+        if hit is None:
+            hit = self._sizes[var] = size(self.atom_of[var])
+        return hit
+
+    def _cost(self, cube: Cube) -> tuple[int, int]:
+        """The printed size of a cube (its atoms' sizes, one per negation), then its length:
+        ``'a' & first`` beats ``'a' & !P ('b' | !first)``, ``'a'`` beats ``!'c'`` given 'b'."""
+        nodes = sum(self._atom_size(v) + (0 if value else 1) for v, value in cube)
+        return nodes, len(cube)
 
     def _cube(self, cube: Cube) -> Function:
         out = self.true
@@ -249,7 +411,12 @@ class Predicates:
     def _cof(self, u: Function, var: str, value: bool) -> Function:
         return self.bdd.let({var: value}, u)
 
-    def _factor(self, cubes: list[Cube]) -> Formula:
+    def _factor(
+        self,
+        cubes: list[Cube],
+        memo: dict[Any, Formula],
+        atoms: dict[str, Formula] | None,
+    ) -> Formula:
         """Sum of products, factored greedily by the literal shared by most cubes."""
         if not cubes:
             return Const(False)
@@ -261,15 +428,38 @@ class Predicates:
                 counts[lit] = counts.get(lit, 0) + 1
         lit, count = max(counts.items(), key=lambda kv: (kv[1], kv[0][1], kv[0][0]))
         if count == 1 or len(cubes) == 1:
-            return _disjoin([_conjoin([self._literal(x) for x in sorted(c)]) for c in cubes])
+            return _disjoin(
+                [_conjoin([self._literal(x, memo, atoms) for x in sorted(c)]) for c in cubes]
+            )
         inner = [tuple(x for x in c if x != lit) for c in cubes if lit in c]
         rest = [c for c in cubes if lit not in c]
-        head = _conjoin([self._literal(lit), self._factor(inner)])
-        return _disjoin([head, self._factor(rest)]) if rest else head
+        head = _conjoin([self._literal(lit, memo, atoms), self._factor(inner, memo, atoms)])
+        return _disjoin([head, self._factor(rest, memo, atoms)]) if rest else head
 
-    def _literal(self, lit: tuple[str, bool]) -> Formula:
-        atom = self.atom_of[lit[0]]
+    def _literal(
+        self, lit: tuple[str, bool], memo: dict[Any, Formula], atoms: dict[str, Formula] | None
+    ) -> Formula:
+        atom = self._atom_text(lit[0], memo, atoms)
         return atom if lit[1] else _negate(atom)
+
+
+def _parity_atoms(p: Predicates) -> dict[int, Function] | None:
+    atoms = {r: Mod(2, r, Position()) for r in (0, 1)}
+    if not all(a in p.var_of for a in atoms.values()):
+        return None
+    return {r: p.atom(a) for r, a in atoms.items()}
+
+
+def _flatten_or(items: list[Formula]) -> list[Formula]:
+    out: list[Formula] = []
+    stack = list(reversed(items))
+    while stack:
+        f = stack.pop()
+        if isinstance(f, Or):
+            stack.extend([f.right, f.left])
+        else:
+            out.append(f)
+    return out
 
 
 def _weaker(op: str, other: str) -> bool:
@@ -297,8 +487,17 @@ def _conjoin(parts: Iterable[Formula]) -> Formula:
     return out
 
 
+def _somewhere(items: list[Formula]) -> list[Formula]:
+    """``x | P x | F x`` is ``E x`` (among the disjuncts ``items``)."""
+    for item in list(items):
+        if isinstance(item, Past) and item.arg in items and Future(item.arg) in items:
+            x = item.arg
+            items = [i for i in items if i not in (x, item, Future(x))] + [Somewhere(x)]
+    return items
+
+
 def _disjoin(parts: Iterable[Formula]) -> Formula:
-    items = [p for p in parts if p != Const(False)]
+    items = _somewhere(_flatten_or([p for p in parts if p != Const(False)]))
     if any(p == Const(True) for p in items):
         return Const(True)
     if not items:

@@ -37,6 +37,8 @@ API (stable; other engines read it)::
         .scores   [C_l, C_l] float64, exact Head.scores of query class × key class
         .outputs  [C_l, d_model] float64, Head.result of each key class's value
         .weighting, .mask
+    candidates(head_table, c)  the key classes a query of class c can attend to (all, or for a
+                               non-strict mask those scoring >= c's own key against c)
     table.outputs              [C_L, d_out] float64, Transformer.readout of the final classes
     table.formula(l, c)        the predicate of class c of layer l as a formula
 """
@@ -51,9 +53,8 @@ from itertools import product
 
 import numpy as np
 import torch
-from dd.autoref import Function
 
-from hardsoft.decompile.boolean import Predicates
+from hardsoft.decompile.boolean import Function, Predicates
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.parser import parse
 from hardsoft.logic.syntax import (
@@ -99,6 +100,14 @@ class LayerClasses:
     vectors: np.ndarray
     predicates: list[Function]
     heads: list[HeadTable] = field(default_factory=list)
+    domain: Function | None = None
+    """The disjunction of the predicates: true at every position (the classes partition the
+    positions), so predicates may be simplified wherever it holds."""
+
+    def union(self, preds: Predicates, members: list[int] | np.ndarray) -> Function:
+        """The disjunction of the members' predicates, simplified on the domain."""
+        u = reduce(lambda a, b: a | b, (self.predicates[k] for k in members), preds.false)
+        return u if self.domain is None else preds.simplify(u, self.domain)
 
     def __len__(self) -> int:
         return len(self.predicates)
@@ -182,7 +191,7 @@ def _position_atoms(preds: Predicates, moduli: list[int]) -> None:
                 for r in range(m):
                     cube = cube & _lit(preds, Mod(m, r, Position()), i % m == r)
             seen = seen | cube
-    preds.assume(seen)
+    preds.assume(seen, base=True)
 
 
 def _lit(preds: Predicates, atom: Formula, value: bool) -> Function:
@@ -215,8 +224,9 @@ def layer0(m64: Transformer, preds: Predicates) -> LayerClasses:
         for j, u in enumerate(syms):
             cube = cube & (u if j == k else ~u)
         exactly_one = exactly_one | cube
-    preds.assume(exactly_one)
+    preds.assume(exactly_one, base=True)
     _position_atoms(preds, moduli)
+    preds.mark_base()
     period = reduce(math.lcm, moduli, 1)
     witness: dict[tuple[float, ...], tuple[int, int]] = {}
     for n in range(1, 2 * period + 3):
@@ -248,8 +258,16 @@ def _raw_features(features: list[PositionFeature], n: int) -> np.ndarray:
     return np.concatenate([f.compute(n).numpy() for f in features], axis=1)
 
 
-def _merge(vectors: np.ndarray, predicates: list[Function], preds: Predicates) -> LayerClasses:
-    """Merge equal vectors (their predicates or-ed); drop predicates that never hold."""
+SIMPLIFY_LIMIT = 200
+"""Class predicates are simplified on their layer's domain up to this many classes (beyond,
+the time goes to simplification that only affects how the formulas read)."""
+
+
+def _merge(
+    vectors: np.ndarray, predicates: list[Function], preds: Predicates, simplify: bool = True
+) -> LayerClasses:
+    """Merge equal vectors (their predicates or-ed); drop predicates that never hold;
+    simplify the predicates on the layer's domain (``simplify``, for intermediate layers)."""
     groups: dict[bytes, int] = {}
     out_vecs: list[np.ndarray] = []
     out_preds: list[Function] = []
@@ -266,7 +284,10 @@ def _merge(vectors: np.ndarray, predicates: list[Function], preds: Predicates) -
             out_preds.append(pred)
     width = vectors.shape[1] if vectors.ndim == 2 else 0
     stacked = np.stack(out_vecs) if out_vecs else np.zeros((0, width))
-    return LayerClasses(stacked, out_preds)
+    domain = reduce(lambda a, b: a | b, out_preds, preds.false)
+    if simplify and len(out_preds) <= SIMPLIFY_LIMIT:
+        out_preds = [preds.simplify(u, domain) for u in out_preds]
+    return LayerClasses(stacked, out_preds, domain=domain)
 
 
 # ---------------------------------------------------------------------------- one head
@@ -313,6 +334,15 @@ def _adjacent(p: Predicates, ctx: Function, lower: Function) -> bool:
     return r is not None and p.equal(lower, p.atom(Mod(2, r, Position())))
 
 
+def _flip_parity(p: Predicates, ctx: Function, k: Function) -> Function:
+    """``k`` read at a neighbour of a query of known parity r: its parity atoms fixed to the
+    other parity (so ``Y ('a' & MOD(2, 0)(i))`` at an odd query is ``Y 'a'``)."""
+    r = _parity_of(p, ctx)
+    assert r is not None
+    names = {rr: p.var_of[Mod(2, rr, Position())] for rr in (0, 1)}
+    return p.bdd.let({names[1 - r]: True, names[r]: False}, k)
+
+
 def _nearest(
     p: Predicates,
     table: HeadTable,
@@ -330,7 +360,7 @@ def _nearest(
     if weighting is Weighting.RIGHTMOST:
         if mask is Mask.FUTURE:
             if _adjacent(p, ctx, lower):
-                return k | (other & p.unary("Y", k))
+                return k | (other & p.unary("Y", _flip_parity(p, ctx, k)))
             return k | (other & p.binary("S", other, k))
         if mask is Mask.STRICT_FUTURE:
             return p.binary("S", other, k)
@@ -342,7 +372,7 @@ def _nearest(
         return p.unary("F", last)
     if mask is Mask.PAST:
         if _adjacent(p, ctx, lower):
-            return k | (other & p.unary("X", k))
+            return k | (other & p.unary("X", _flip_parity(p, ctx, k)))
         return k | (other & p.binary("U", other, k))
     if mask is Mask.STRICT_PAST:
         return p.binary("U", other, k)
@@ -354,7 +384,7 @@ def _nearest(
     return p.unary("P", first)
 
 
-def _candidates(table: HeadTable, c: int) -> np.ndarray:
+def candidates(table: HeadTable, c: int) -> np.ndarray:
     """Key classes a query of class c may attend to: all, or (when the window contains the
     query's own position) those scoring at least as high as c itself."""
     row = table.scores[c]
@@ -365,7 +395,7 @@ def _candidates(table: HeadTable, c: int) -> np.ndarray:
 
 def estimate(table: HeadTable, c: int) -> int:
     """How many different outputs the head can give at a query of class c (an upper bound)."""
-    keys = _candidates(table, c)
+    keys = candidates(table, c)
     distinct = len({table.outputs[k].tobytes() for k in keys})
     return distinct + (1 if table.mask.is_strict else 0)
 
@@ -376,7 +406,7 @@ def head_outcomes(
     """Output vector -> (vector, predicate) of the head at a query of class ``c``; the
     predicates are exact under the query's predicate (see :func:`_nearest`)."""
     ctx = classes.predicates[c]
-    keys = _candidates(table, c)
+    keys = candidates(table, c)
     row = table.scores[c]
     out: dict[bytes, tuple[np.ndarray, Function]] = {}
 
@@ -392,7 +422,7 @@ def head_outcomes(
     higher = p.false
     for score in sorted({float(s) for s in row[keys]}, reverse=True):
         members = [k for k in keys if row[k] == score]
-        tier = reduce(lambda a, b: a | b, (classes.predicates[k] for k in members))
+        tier = classes.union(p, members)
         none_higher = ~_exists(p, table.mask, higher) if higher != p.false else p.true
         if p.is_false(ctx & none_higher):
             break
@@ -403,12 +433,14 @@ def head_outcomes(
             if len(by_output) == 1:
                 near = _exists(p, table.mask, tier)
             else:
-                kp = reduce(lambda a, b: a | b, (classes.predicates[k] for k in ks))
+                kp = classes.union(p, ks)
                 near = _nearest(p, table, tier, kp, ctx, ~tier & ~higher)
             pred = none_higher & near
             if not p.is_false(ctx & pred):
                 add(table.outputs[ks[0]], pred)
         higher = higher | tier
+        if classes.domain is not None:
+            higher = p.simplify(higher, classes.domain)
     return out
 
 
@@ -421,6 +453,7 @@ def _block(
     classes: LayerClasses,
     ell: int,
     max_classes: int,
+    last: bool = False,
 ) -> LayerClasses:
     tables = [head_table(block, head, classes, ell, h) for h, head in enumerate(block.heads)]
     classes.heads = tables
@@ -451,7 +484,7 @@ def _block(
         out = block.after_attention(torch.stack(vectors)).numpy() if vectors else None
     if out is None:
         return LayerClasses(np.zeros((0, classes.vectors.shape[1])), [])
-    return _merge(out, predicates, p)
+    return _merge(out, predicates, p, simplify=not last)
 
 
 # ---------------------------------------------------------------------------- the model
@@ -473,7 +506,8 @@ def propagate(model: Transformer, max_classes: int = DEFAULT_MAX_CLASSES) -> Cla
     p = Predicates()
     layers = [layer0(m64, p)]
     for ell, block in enumerate(m64.blocks):
-        layers.append(_block(p, block, layers[-1], ell, max_classes))
+        last = ell == len(m64.blocks) - 1
+        layers.append(_block(p, block, layers[-1], ell, max_classes, last))
     with torch.no_grad():
         outputs = m64.readout(torch.from_numpy(layers[-1].vectors)).numpy()
     return ClassTable(m64, p, layers, outputs, tuple(m64.spec.position_features))

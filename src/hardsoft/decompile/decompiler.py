@@ -9,11 +9,10 @@ from functools import reduce
 from typing import Any
 
 import numpy as np
-from dd.autoref import Function
 
 from hardsoft import validate
+from hardsoft.decompile.boolean import Function
 from hardsoft.decompile.classes import DEFAULT_MAX_CLASSES, ClassTable, check, propagate
-from hardsoft.errors import HardsoftError
 from hardsoft.logic.semantics import evaluate
 from hardsoft.logic.syntax import Formula, size, temporal_depth, to_text
 from hardsoft.model.readout import acceptance_of
@@ -167,7 +166,7 @@ def decompile(
     for name, readout, bits in _readouts(model, table):
         chosen = [p for p, b in zip(table.layers[-1].predicates, bits) if b]
         pred: Function = reduce(lambda a, b: a | b, chosen, table.preds.false)
-        outputs.append(Output(name, readout, table.preds.formula(pred)))
+        outputs.append(Output(name, readout, table.preds.render(pred)))
     result = Decompiled(outputs, table, certificate(model, table), hardened=hardened)
     if hardened:
         result.certificate["hardened"] = (
@@ -198,7 +197,9 @@ def model_bits(model: Transformer, words: list[str], n_outputs: int) -> list[np.
     return bits
 
 
-def exhaustive_words(alphabet: tuple[str, ...], max_n: int, limit: int = EXHAUSTIVE_LIMIT):
+def exhaustive_words(
+    alphabet: tuple[str, ...], max_n: int, limit: int = EXHAUSTIVE_LIMIT
+) -> tuple[list[str], int]:
     """Every word of length 1..m over ``alphabet`` with m <= max_n the largest that keeps
     the count within ``limit``; returns (words, m)."""
     from itertools import product
@@ -276,6 +277,36 @@ def verify(
     return out
 
 
-def require_outputs(model: Transformer) -> None:
-    if model.spec.d_out < 1:
-        raise HardsoftError("the model has no outputs")
+def equivalence(
+    f: Formula,
+    g: Formula,
+    alphabet: tuple[str, ...],
+    max_n: int,
+    random_count: int,
+    random_max_n: int,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Compare two formulas with the logic evaluator at every position of every word up to
+    ``max_n`` (as far as :data:`EXHAUSTIVE_LIMIT` allows) and of random words up to
+    ``random_max_n``: ``{strings, positions, mismatches, exhaustive_n, max_n, first}``."""
+    words, exhaustive_n = exhaustive_words(alphabet, max_n, limit=4 * EXHAUSTIVE_LIMIT)
+    words += random_words_upto(alphabet, random_count, random_max_n, seed)
+    by_len: dict[int, list[str]] = {}
+    for w in words:
+        by_len.setdefault(len(w), []).append(w)
+    positions = mismatches = 0
+    first: str | None = None
+    for group in by_len.values():
+        bad = evaluate(f, group, alphabet) != evaluate(g, group, alphabet)
+        positions += bad.size
+        mismatches += int(bad.sum())
+        if first is None and bad.any():
+            first = group[int(np.flatnonzero(bad.any(axis=1))[0])]
+    return {
+        "strings": len(words),
+        "positions": positions,
+        "mismatches": mismatches,
+        "exhaustive_n": exhaustive_n,
+        "max_n": max((len(w) for w in words), default=0),
+        "first": first,
+    }
