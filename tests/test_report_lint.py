@@ -14,8 +14,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from hardsoft.experiments.text import expression, fmt  # noqa: E402
 from hardsoft.report.lint import figure_problems, significant_digits, table_problems  # noqa: E402
-from hardsoft.report.render import expression, fmt, render_markdown  # noqa: E402
+from hardsoft.report.render import render_markdown  # noqa: E402
 
 
 def _md(header: list[str], rows: list[list[str]]) -> str:

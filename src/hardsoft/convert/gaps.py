@@ -393,14 +393,14 @@ CLASS_LIMIT = 20_000
 def class_gaps(model: Transformer, limit: int = CLASS_LIMIT) -> Measurement:
     """Certified gaps for every length n, for unique-hard models whose position features take
     finitely many values: the residual at any position of any word is one of finitely many
-    class vectors (:func:`hardsoft.decompile.classes.propagate`), so every score a head can
+    class vectors (:func:`hardsoft.classes.propagation.propagate`), so every score a head can
     compute is an entry of its class score table. At a query of class c the maximum and the
     best score below it are two distinct entries of row c (at least the query's own score
     where the mask includes the query), so the smallest difference between consecutive
     distinct entries at or above that level bounds the gap from below, for every n. The
     activations are the class vectors' exact maxima. A model it does not apply to is a
     one-line error naming why."""
-    from hardsoft.decompile.classes import propagate, unsupported
+    from hardsoft.classes.propagation import propagate, unsupported
 
     reason = unsupported(model)
     if reason is not None:

@@ -1,8 +1,8 @@
 """Decompile: a unique-hard transformer back to formulas of hardsoft's logic, exact at every
 length (docs/decompile.md). :func:`decompile` is the entry point; :func:`propagate` is the
-exact class propagation it rests on (a stable API, see :mod:`hardsoft.decompile.classes`)."""
+exact class propagation it rests on (a stable API, see :mod:`hardsoft.classes.propagation`)."""
 
-from hardsoft.decompile.classes import (
+from hardsoft.classes.propagation import (
     ClassTable,
     HeadTable,
     LayerClasses,

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from hardsoft import validate
-from hardsoft.decompile.boolean import Function
-from hardsoft.decompile.classes import DEFAULT_MAX_CLASSES, ClassTable, check, propagate
+from hardsoft.classes.boolean import Function
+from hardsoft.classes.propagation import DEFAULT_MAX_CLASSES, ClassTable, check, propagate
 from hardsoft.logic.semantics import evaluate
 from hardsoft.logic.syntax import Formula, size, temporal_depth, to_text
 from hardsoft.model.readout import acceptance_of

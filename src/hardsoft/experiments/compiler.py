@@ -28,10 +28,10 @@ from hardsoft.check import check_formula, model_outputs
 from hardsoft.compile import compile_formula
 from hardsoft.compile.results import model_label
 from hardsoft.experiments import Context, Result, Table, register
+from hardsoft.experiments.text import expression
 from hardsoft.logic import evaluate, parse
 from hardsoft.model import eval_tau
 from hardsoft.model.transformer import Transformer
-from hardsoft.report.render import expression
 
 THEOREMS = [
     ("Thm. 12", "TL[Y,X]", "E ('a' & X ('b' & X 'c'))", "abc", False),

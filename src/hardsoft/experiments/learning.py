@@ -498,7 +498,7 @@ def _fixed_table(fixed: dict[str, Any]) -> Table:
 
 
 def _fixed_text(fixed: dict[str, Any], seeds: int) -> str:
-    from hardsoft.report.claims import theorem6_trend
+    from hardsoft.experiments.verdicts import theorem6_trend
 
     trend = theorem6_trend(fixed)
     parts = "; ".join(f"{k}: {p['verdict']}, {p['numbers']}" for k, p in trend["parts"].items())

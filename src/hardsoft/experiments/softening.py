@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
-from hardsoft.report.render import expression  # noqa: E402
+from hardsoft.experiments.text import expression  # noqa: E402
 
 WEIGHTINGS = ("leftmost", "rightmost", "average")
 MASKS = ("none", "future", "past")

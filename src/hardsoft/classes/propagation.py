@@ -1,7 +1,7 @@
 """Exact class propagation through a unique-hard transformer (the core of ``decompile``).
 
 A *class* is one residual vector that positions can carry, with the predicate (a position
-formula, held as a BDD over atoms: see :mod:`hardsoft.decompile.boolean`) that says at which
+formula, held as a BDD over atoms: see :mod:`hardsoft.classes.boolean`) that says at which
 positions of which words it is carried. The classes of a layer partition the positions of every
 word, so the model's output at a position is a function of the final class there.
 
@@ -54,7 +54,7 @@ from itertools import product
 import numpy as np
 import torch
 
-from hardsoft.decompile.boolean import Function, Predicates
+from hardsoft.classes.boolean import Function, Predicates
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.parser import parse
 from hardsoft.logic.syntax import (
