@@ -105,9 +105,7 @@ def sample_cmd(
     symbols of a string X conditioned on |X| >= N (or --min-length)."""
     # the words as Python strings and as int64 token rows, plus per-position targets/labels
     memory.require(count * (n + 64) * 24, f"sampling {count} strings of length {n}")
-    if balanced:
-        err_console.print("note: --balanced is deprecated; it means --half-members")
-    balanced = balanced or half_members
+    deprecated, balanced = balanced, balanced or half_members
     rng = np.random.default_rng(seed)
     if is_process(name):
         if p is None:
@@ -147,6 +145,8 @@ def sample_cmd(
         console.print("string\tmember", markup=False, highlight=False)
         for w, lab in zip(words, labels):
             console.print(f"{w}\t{int(lab)}", markup=False, highlight=False)
+    if deprecated:  # after the output: an error stays the one line it must be
+        err_console.print("note: --balanced is deprecated; it means --half-members")
 
 
 def _sample_process(
