@@ -159,8 +159,9 @@ def evaluate_cmd(
     if is_recognizer(cfg):
         if generalization:
             raise HardsoftError("--generalization is for process runs; use --lengths")
-        _evaluate_recognizer(run, cfg, model, lengths or "1,2,...,500", samples or 32, device,
-                             as_json)
+        _evaluate_recognizer(
+            run, cfg, model, lengths or "1,2,...,500", samples or 32, device, as_json
+        )
         return
     ns = parse_lengths(lengths or "1,2,...,256", lo=1)
     samples = samples or 256

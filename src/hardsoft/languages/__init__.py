@@ -9,8 +9,8 @@ registry of their names.
 ('dyck2-process', 0.4)
 
 Languages and tasks: ``parity-even``, ``parity-odd``, ``dyck1``, ``dyck2``, ``dyck3`` (any
-``dyck<k>``), ``ones-star``, ``anbn``, ``majority``, ``first``, ``contains-ab``, ``ends-ab``, ``ab-star``,
-``dyck1-depth2`` (any ``dyck1-depth<k>``), ``flipflop``,
+``dyck<k>``), ``ones-star``, ``anbn``, ``majority``, ``first``, ``contains-ab``, ``ends-ab``,
+``ab-star``, ``dyck1-depth2`` (any ``dyck1-depth<k>``), ``flipflop``,
 ``induction-head`` and ``khop2``, ``khop3`` (any ``khop<k>``; ``khop1`` is
 ``induction-head``); ``parity`` is Hahn's PARITY, i.e. ``parity-even``. Hahn's §6 processes
 (:mod:`hardsoft.languages.distributions`): ``parity-process`` and ``dyck2-process``, also

@@ -63,8 +63,10 @@ def resolve_objective(language: str, objective: str | None) -> Objective:
             )
         return obj
     lang = get_language(language)  # unknown names fail here, in one line
-    obj = default_objective(language) if objective is None else Objective.parse(
-        objective, "objective"
+    obj = (
+        default_objective(language)
+        if objective is None
+        else Objective.parse(objective, "objective")
     )
     if obj is Objective.PROCESS and lang.process_name is None:
         raise HardsoftError(
@@ -109,9 +111,7 @@ def _try(sample: Any, *args: Any) -> list[str]:
         return []
 
 
-def perturbed_negatives(
-    lang: Language, n: int, count: int, rng: np.random.Generator
-) -> list[str]:
+def perturbed_negatives(lang: Language, n: int, count: int, rng: np.random.Generator) -> list[str]:
     """Up to ``count`` non-members of length ``n``, each one edit away from a member (a member of
     length n substituted, of length n - 1 with an insertion, of length n + 1 with a deletion)."""
     out: list[str] = []

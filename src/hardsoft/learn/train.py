@@ -32,6 +32,7 @@ from hardsoft.errors import HardsoftError
 from hardsoft.languages import get_language
 from hardsoft.learn.data import get_process, sample_batch, training_length
 from hardsoft.learn.models import ARCHS, ArchConfig, build_model, load_trained, logits, model_file
+from hardsoft.learn.models import save_trained as _save_model
 from hardsoft.learn.recognize import (
     ACCEPT_NAME,
     Objective,
@@ -42,7 +43,6 @@ from hardsoft.learn.recognize import (
     recognizer_loss,
     resolve_objective,
 )
-from hardsoft.learn.models import save_trained as _save_model
 from hardsoft.model import parse_feature
 from hardsoft.model.io import atomic_write
 
