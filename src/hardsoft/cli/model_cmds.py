@@ -18,13 +18,14 @@ from hardsoft.cli.common import (
     float_option,
     input_file_option,
     int_option,
+    load_model,
     output_file_option,
     path_argument,
     print_json,
     seed_option,
 )
 from hardsoft.errors import HardsoftError
-from hardsoft.model import MASKS, WEIGHTINGS, load_model, random_model, save_model
+from hardsoft.model import MASKS, WEIGHTINGS, random_model, save_model
 from hardsoft.model.readout import acceptance_of
 
 
