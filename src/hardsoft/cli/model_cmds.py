@@ -167,7 +167,7 @@ def run_cmd(
     for r in results:
         _print_result(r)
         if trace:
-            from hardsoft.inspect import format_summary
+            from hardsoft.model.inspect import format_summary
 
             for line in format_summary(r["attention"]):
                 console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -257,9 +257,9 @@ def _plain(obj: Any) -> Any:
 def decompile_cell(config: dict[str, Any], run_dir: str, plan: Plan, task: Task) -> dict:
     """One job: train (or resume) one recognizer, harden it, measure, decompile."""
     from hardsoft.convert import harden
-    from hardsoft.inspect import agreement
     from hardsoft.learn.sweep import train_cell
     from hardsoft.learn.train import load_run
+    from hardsoft.model.inspect import agreement
 
     torch.manual_seed(0)
     metrics = train_cell(config, run_dir)
