@@ -44,6 +44,7 @@ _COMMAND_MODULES = (
     "reproduce_cmd",
     "export_cmds",
     "inspect_cmds",
+    "decompile_cmds",
 )
 
 
