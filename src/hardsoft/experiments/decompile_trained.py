@@ -99,9 +99,13 @@ class Plan:
     accuracy_samples: int
     exhaustive_n: int  # every word up to this length: model vs task, formula vs task
     verify_n: int  # every word up to this length: decompiled formula vs hardened model
+    random_words: int = 200  # and this many random words up to random_max_n (the decompiler's)
+    random_max_n: int = 1000
 
 
-QUICK = Plan(2, 120, 12, 32, 1, 2, 16, "1,(-1)^i", (8, 64, 256), 16, (8, 64, 256), 32, 10, 6)
+QUICK = Plan(
+    2, 120, 12, 32, 1, 2, 16, "1,(-1)^i", (8, 64, 256), 16, (8, 64, 256), 32, 10, 6, 20, 200
+)
 FULL = Plan(
     5, 1500, 40, 32, 2, 2, 32, "1,(-1)^i",
     (8, 64, 512, 4096), 16, (8, 40, 80, 500, 4096), 64, 12, 8,
@@ -200,7 +204,12 @@ def _decompile(hard: Any, task: Task, plan: Plan) -> dict[str, Any]:
         return {"status": "unavailable", "reason": "the decompiler is not in this build"}
     alphabet = tuple(hard.spec.alphabet)
     try:
-        result = decompile(hard)
+        result = decompile(
+            hard,
+            verify_n=plan.verify_n,
+            random_words=plan.random_words,
+            random_max_n=plan.random_max_n,
+        )
     except HardsoftError as exc:
         return {"status": "refused", "reason": str(exc)}
     formula = _accept_formula(result, alphabet)
