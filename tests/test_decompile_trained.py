@@ -117,3 +117,21 @@ def test_one_tiny_cell_end_to_end(tmp_path) -> None:
         assert miss is None and d["counterexample_to_n"] is None
     elif len(d["counterexample"]) <= 5:
         assert d["counterexample"] == miss == d["counterexample_to_n"]
+
+
+def test_the_reports_verdict() -> None:
+    from hardsoft.report.claims import CLAIMS
+
+    judge = CLAIMS["decompile-trained"].judge
+
+    def cell(status: str, mismatch: str | None = None, equal: bool = False) -> dict:
+        return {"decompile": {"status": status, "model_mismatch": mismatch,
+                              "equal_at_every_length": equal}}  # fmt: skip
+
+    assert judge({"cells": [cell("decompiled", equal=True), cell("decompiled")]}) == (
+        "extends",
+        "2/2 decompiled, 2 formulas match their model; 1 proved equal to the task at every length",
+    )
+    assert judge({"cells": [cell("decompiled", mismatch="ab")]})[0] == "deviates"
+    assert judge({"cells": [cell("decompiled"), cell("refused")]})[0] == "deviates"
+    assert judge({"cells": [cell("unavailable")]})[0] == "undetermined"
