@@ -44,7 +44,7 @@ from hardsoft.logic import parse  # noqa: E402
 from hardsoft.logic.semantics import accepts_batch, evaluate  # noqa: E402
 from hardsoft.logic.syntax import Formula, size, to_text  # noqa: E402
 
-VERSION = "1"
+VERSION = "2"
 
 # The task's own formulas (hardsoft syntax; read at the last position). Dyck-1 of depth <= 2:
 # the word starts with "(" and ends with ")", and its doubled letters alternate "((", "))", ...
@@ -324,11 +324,11 @@ def _verdict(cell: dict[str, Any]) -> str:
         if d.get("equal_at_every_length"):
             return "= task at every length (proof)"
         if d.get("counterexample"):
-            return f"differs: {d['counterexample']!r}"
+            return f"differs on `{d['counterexample']}`"
         return f"undecided ({d.get('undecided', '?')})"
     miss = cell["hardened_counterexample"]
     if miss is not None:
-        return f"differs: {miss!r} (run)"
+        return f"differs on `{miss}` (run)"
     return f"= task on every word <= {cell['hardened_vs_task_to_n']} (no proof)"
 
 
