@@ -109,3 +109,17 @@ def test_agree_cli(soft: Path, tmp_path: Path) -> None:
     ]:
         res = run_cli("agree", *args)
         assert res.rc == 2 and message in res.err, (args, res.err)
+
+
+def test_agree_defaults_to_the_trained_language(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    common = ["--steps", "2", "--warmup", "1", "--d-model", "8", "--layers", "1", "--max-n", "6"]
+    assert run_cli("train", "-o", str(run), "--language", "dyck2-process", *common).rc == 0
+    model = run / "model.safetensors"
+    hard = tmp_path / "hard.safetensors"
+    save_model(harden(load_model(model)), hard)
+    res = run_cli("agree", str(model), str(hard), "--lengths", "4", "--count", "4", "--json")
+    assert res.rc == 0, res.err
+    data = json.loads(res.out)
+    assert data["words"] == "language dyck2"  # the language the process stops in
+    assert data["rows"][0]["outputs_positions"] is not None  # same width: every coordinate

@@ -58,7 +58,7 @@ def _words(source: Any, alphabet: tuple[str, ...], n: int, count: int, seed: int
 def _source(language: str | None, random_words: bool, model: Any) -> Any:
     """The language whose sampler gives the words (None: random words). Default: the language
     the first model was trained on, where it records one; random words otherwise."""
-    from hardsoft.languages import get_language
+    from hardsoft.languages import get_language, get_process, is_process
 
     if language is not None and random_words:
         raise HardsoftError("give --language or --random, not both")
@@ -69,6 +69,8 @@ def _source(language: str | None, random_words: bool, model: Any) -> Any:
         language = config.get("language") if isinstance(config, dict) else None
         if not isinstance(language, str):
             return None
+        if is_process(language):  # a process-trained model: the language its process stops in
+            language = get_process(language).stops_in or language
     lang = get_language(language)
     if lang.kind != "language":
         raise HardsoftError(f"{lang.name} is a per-position task: use --random")
