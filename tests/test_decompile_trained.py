@@ -133,5 +133,9 @@ def test_the_reports_verdict() -> None:
         "2/2 decompiled, 2 formulas match their model; 1 proved equal to the task at every length",
     )
     assert judge({"cells": [cell("decompiled", mismatch="ab")]})[0] == "deviates"
-    assert judge({"cells": [cell("decompiled"), cell("refused")]})[0] == "deviates"
+    assert judge({"cells": [cell("decompiled"), cell("refused")]}) == (
+        "extends",
+        "1/2 decompiled, 1 formulas match their model; 0 proved equal to the task at every "
+        "length; 1 refused (too many classes)",
+    )
     assert judge({"cells": [cell("unavailable")]})[0] == "undetermined"

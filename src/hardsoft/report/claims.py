@@ -267,4 +267,8 @@ def _decompile_trained(m: Mapping[str, Any]) -> tuple[str, str]:
         f"{len(done)}/{len(cells)} decompiled, {exact} formulas match their model; "
         f"{proofs} proved equal to the task at every length"
     )
-    return (EXTENDS if exact == len(done) == len(cells) else DEVIATES), key
+    refused = sum(c["decompile"]["status"] == "refused" for c in cells)
+    if refused:
+        key += f"; {refused} refused (too many classes)"
+    # a refusal leaves a model unchecked; only a formula that differs from its model deviates
+    return (EXTENDS if exact == len(done) else DEVIATES), key
