@@ -2,7 +2,14 @@
 length (docs/decompile.md). :func:`decompile` is the entry point; :func:`propagate` is the
 exact class propagation it rests on (a stable API, see :mod:`hardsoft.decompile.classes`)."""
 
-from hardsoft.decompile.classes import ClassTable, HeadTable, LayerClasses, propagate, unsupported
+from hardsoft.decompile.classes import (
+    ClassTable,
+    HeadTable,
+    LayerClasses,
+    candidates,
+    propagate,
+    unsupported,
+)
 from hardsoft.decompile.decompiler import Decompiled, Output, decompile
 
 __all__ = [
@@ -11,6 +18,7 @@ __all__ = [
     "HeadTable",
     "LayerClasses",
     "Output",
+    "candidates",
     "decompile",
     "propagate",
     "unsupported",

@@ -18,13 +18,9 @@ negation of the complement's cover where that is smaller.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
-from typing import Any
-
-try:  # CUDD (C) where built, else the pure-Python BDD: the same API
-    from dd.cudd import BDD, Function
-except ImportError:  # pragma: no cover
-    from dd.autoref import BDD, Function  # type: ignore[assignment]
+from typing import Any, TypeAlias
 
 from hardsoft.logic.syntax import (
     And,
@@ -45,6 +41,23 @@ from hardsoft.logic.syntax import (
     Until,
     size,
 )
+
+REFINE_LIMIT = 48
+"""Covers of more cubes than this are left as the ISOP gives them (refining them costs more
+than it helps the reader: such formulas are long anyway)."""
+
+
+def _backend() -> Any:
+    """CUDD (C) where dd was built with it, else dd's pure-Python BDD: the same API."""
+    try:
+        return importlib.import_module("dd.cudd")
+    except ImportError:  # pragma: no cover - depends on how dd was installed
+        return importlib.import_module("dd.autoref")
+
+
+BDD = _backend().BDD
+Function: TypeAlias = Any
+"""A BDD node of :class:`Predicates` (dd's ``Function``)."""
 
 Cube = tuple[tuple[str, bool], ...]
 
@@ -304,6 +317,8 @@ class Predicates:
         another atom lets others go (``¬'b' ∧ ¬'c'`` is ``'a'`` over the alphabet abc), and
         cubes covered by the others dropped."""
         cubes = self._isop(lower, upper)[0]
+        if len(cubes) > REFINE_LIMIT:
+            return cubes
         support = set(self.bdd.support(lower))
         support |= {self.var_of[a] for a in (First(), Last()) if a in self.var_of}
         extra = [(v, True) for v in sorted(support)] + [(v, False) for v in sorted(support)]

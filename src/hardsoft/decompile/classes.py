@@ -37,6 +37,8 @@ API (stable; other engines read it)::
         .scores   [C_l, C_l] float64, exact Head.scores of query class × key class
         .outputs  [C_l, d_model] float64, Head.result of each key class's value
         .weighting, .mask
+    candidates(head_table, c)  the key classes a query of class c can attend to (all, or for a
+                               non-strict mask those scoring >= c's own key against c)
     table.outputs              [C_L, d_out] float64, Transformer.readout of the final classes
     table.formula(l, c)        the predicate of class c of layer l as a formula
 """
@@ -256,8 +258,16 @@ def _raw_features(features: list[PositionFeature], n: int) -> np.ndarray:
     return np.concatenate([f.compute(n).numpy() for f in features], axis=1)
 
 
-def _merge(vectors: np.ndarray, predicates: list[Function], preds: Predicates) -> LayerClasses:
-    """Merge equal vectors (their predicates or-ed); drop predicates that never hold."""
+SIMPLIFY_LIMIT = 200
+"""Class predicates are simplified on their layer's domain up to this many classes (beyond,
+the time goes to simplification that only affects how the formulas read)."""
+
+
+def _merge(
+    vectors: np.ndarray, predicates: list[Function], preds: Predicates, simplify: bool = True
+) -> LayerClasses:
+    """Merge equal vectors (their predicates or-ed); drop predicates that never hold;
+    simplify the predicates on the layer's domain (``simplify``, for intermediate layers)."""
     groups: dict[bytes, int] = {}
     out_vecs: list[np.ndarray] = []
     out_preds: list[Function] = []
@@ -275,7 +285,8 @@ def _merge(vectors: np.ndarray, predicates: list[Function], preds: Predicates) -
     width = vectors.shape[1] if vectors.ndim == 2 else 0
     stacked = np.stack(out_vecs) if out_vecs else np.zeros((0, width))
     domain = reduce(lambda a, b: a | b, out_preds, preds.false)
-    out_preds = [preds.simplify(u, domain) for u in out_preds]
+    if simplify and len(out_preds) <= SIMPLIFY_LIMIT:
+        out_preds = [preds.simplify(u, domain) for u in out_preds]
     return LayerClasses(stacked, out_preds, domain=domain)
 
 
@@ -373,7 +384,7 @@ def _nearest(
     return p.unary("P", first)
 
 
-def _candidates(table: HeadTable, c: int) -> np.ndarray:
+def candidates(table: HeadTable, c: int) -> np.ndarray:
     """Key classes a query of class c may attend to: all, or (when the window contains the
     query's own position) those scoring at least as high as c itself."""
     row = table.scores[c]
@@ -384,7 +395,7 @@ def _candidates(table: HeadTable, c: int) -> np.ndarray:
 
 def estimate(table: HeadTable, c: int) -> int:
     """How many different outputs the head can give at a query of class c (an upper bound)."""
-    keys = _candidates(table, c)
+    keys = candidates(table, c)
     distinct = len({table.outputs[k].tobytes() for k in keys})
     return distinct + (1 if table.mask.is_strict else 0)
 
@@ -395,7 +406,7 @@ def head_outcomes(
     """Output vector -> (vector, predicate) of the head at a query of class ``c``; the
     predicates are exact under the query's predicate (see :func:`_nearest`)."""
     ctx = classes.predicates[c]
-    keys = _candidates(table, c)
+    keys = candidates(table, c)
     row = table.scores[c]
     out: dict[bytes, tuple[np.ndarray, Function]] = {}
 
@@ -442,6 +453,7 @@ def _block(
     classes: LayerClasses,
     ell: int,
     max_classes: int,
+    last: bool = False,
 ) -> LayerClasses:
     tables = [head_table(block, head, classes, ell, h) for h, head in enumerate(block.heads)]
     classes.heads = tables
@@ -472,7 +484,7 @@ def _block(
         out = block.after_attention(torch.stack(vectors)).numpy() if vectors else None
     if out is None:
         return LayerClasses(np.zeros((0, classes.vectors.shape[1])), [])
-    return _merge(out, predicates, p)
+    return _merge(out, predicates, p, simplify=not last)
 
 
 # ---------------------------------------------------------------------------- the model
@@ -494,7 +506,8 @@ def propagate(model: Transformer, max_classes: int = DEFAULT_MAX_CLASSES) -> Cla
     p = Predicates()
     layers = [layer0(m64, p)]
     for ell, block in enumerate(m64.blocks):
-        layers.append(_block(p, block, layers[-1], ell, max_classes))
+        last = ell == len(m64.blocks) - 1
+        layers.append(_block(p, block, layers[-1], ell, max_classes, last))
     with torch.no_grad():
         outputs = m64.readout(torch.from_numpy(layers[-1].vectors)).numpy()
     return ClassTable(m64, p, layers, outputs, tuple(m64.spec.position_features))

@@ -197,7 +197,9 @@ def model_bits(model: Transformer, words: list[str], n_outputs: int) -> list[np.
     return bits
 
 
-def exhaustive_words(alphabet: tuple[str, ...], max_n: int, limit: int = EXHAUSTIVE_LIMIT):
+def exhaustive_words(
+    alphabet: tuple[str, ...], max_n: int, limit: int = EXHAUSTIVE_LIMIT
+) -> tuple[list[str], int]:
     """Every word of length 1..m over ``alphabet`` with m <= max_n the largest that keeps
     the count within ``limit``; returns (words, m)."""
     from itertools import product

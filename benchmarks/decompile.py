@@ -1,0 +1,94 @@
+"""Benchmark of ``hardsoft decompile``: time, classes per layer and formula size for compiled
+formulas (both mask modes) and random unique-hard models of 1–3 layers.
+
+    python benchmarks/decompile.py [--out benchmarks/results/decompile.md]
+
+The time is the class propagation plus rendering the formulas (``verify_n=0``, no random
+words); the verification is timed separately on all words up to n = 8 and 200 random words
+up to n = 1000. Writes Markdown to stdout (and to --out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from hardsoft.compile import compile_formula
+from hardsoft.decompile import decompile
+from hardsoft.logic.syntax import size
+from hardsoft.model import random_model
+
+from _common import environment
+
+FORMULAS = [
+    ("'a' S 'b'", "abc"),
+    ("E ('a' & X ('b' & X 'c'))", "abc"),
+    ("('a' | X 'b') S ('c' & Y 'a')", "abc"),
+    ("'a' & (X 'b' | Y 'c')", "abc"),
+]
+RANDOM = [
+    ("leftmost", "future", 1, 2),
+    ("rightmost", "strict-future", 1, 2),
+    ("leftmost", "none", 2, 2),
+    ("rightmost", "strict-past", 2, 2),
+    ("rightmost", "future", 3, 1),
+    ("leftmost", "strict-future", 3, 1),
+]
+
+
+def _row(label: str, model) -> str:
+    start = time.perf_counter()
+    d = decompile(model, verify_n=0, random_words=0)
+    t_dec = time.perf_counter() - start
+    start = time.perf_counter()
+    v = decompile(model, verify_n=8, random_words=200)
+    t_all = time.perf_counter() - start
+    return (
+        f"| {label} | {d.classes} | {size(d.formulas[0])} | {t_dec:.2f} | "
+        f"{t_all - t_dec:.2f} | {v.verified['mismatches']} / {v.verified['positions']:,} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    lines = [
+        "# Decompile: time, classes and formula size",
+        "",
+        "`python benchmarks/decompile.py`",
+        "",
+        "| " + " | ".join(f"{k}: {v}" for k, v in environment("cpu").items()) + " |",
+        f"load average: {os.getloadavg()[0]:.1f}",
+        "",
+        "| model | classes per layer | formula size | decompile s | verification s (approx.) "
+        "| mismatches / positions |",
+        "|---|---|---|---|---|---|",
+    ]
+    for text, alphabet in FORMULAS:
+        for masks in ("strict", "nonstrict"):
+            model = compile_formula(text, alphabet=alphabet, target="hard", masks=masks)
+            lines.append(_row(f"compiled `{text}` ({masks})", model))
+            print(lines[-1], flush=True)
+    for weighting, mask, layers, heads in RANDOM:
+        model = random_model(
+            layers=layers,
+            heads=heads,
+            d_model=8,
+            weighting=weighting,
+            mask=mask,
+            position_features=("1",),
+            seed=31,
+        )
+        lines.append(_row(f"random {weighting} {mask}, {layers} layers x {heads} heads", model))
+        print(lines[-1], flush=True)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
