@@ -44,7 +44,7 @@ from hardsoft.logic import parse  # noqa: E402
 from hardsoft.logic.semantics import accepts_batch, evaluate  # noqa: E402
 from hardsoft.logic.syntax import Formula, size, to_text  # noqa: E402
 
-VERSION = "3"
+VERSION = "4"
 
 # The task's own formulas (hardsoft syntax; read at the last position). Dyck-1 of depth <= 2:
 # the word starts with "(" and ends with ")", and its doubled letters alternate "((", "))", ...
@@ -390,6 +390,7 @@ def _figure(ctx: Context, plan: Plan, cells: list[dict[str, Any]], mode: str) ->
                          color=line.get_color())  # fmt: skip
         ax2.plot(plan.accuracy_lengths, acc.mean(0), marker="o", color=line.get_color(),
                  label=task.language)  # fmt: skip
+    ax2.axvline(plan.max_n, color="grey", linestyle=":", linewidth=1, label="longest training n")
     for ax in (ax1, ax2):
         ax.set_xscale("log")
         ax.set_xlabel("input length n")
@@ -398,7 +399,6 @@ def _figure(ctx: Context, plan: Plan, cells: list[dict[str, Any]], mode: str) ->
     ax1.set_ylabel("positions where softmax and hardened agree")
     ax1.set_title(f"(a) softmax vs its hardened self (mean, min-max over seeds; {mode})",
                   fontsize=9)  # fmt: skip
-    ax2.axvline(plan.max_n, color="grey", linestyle=":", linewidth=1, label="longest training n")
     ax2.set_ylabel("hardened model's accuracy (oracle labels)")
     ax2.set_title("(b) hardened recognizer vs the language, by length", fontsize=9)
     fig.tight_layout()
