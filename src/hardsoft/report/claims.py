@@ -275,7 +275,8 @@ def _decompile(m: Mapping[str, Any]) -> tuple[str, str]:
     claim="A masked unique-hard transformer with finitely many position values computes a "
     "language definable in LTL with position classes: a hardened trained recognizer "
     "decompiles to a formula exact at every length, which is then decided against the task",
-    paper="Yang, Chiang & Angluin (2024); Butoi et al. (ICLR 2025) for the training protocol",
+    paper="Yang, Chiang & Angluin (2024), as restated in Yang et al. (2026) §1; the training "
+    "protocol of Butoi et al. (ICLR 2025)",
     what_ran="small softmax recognizers of six star-free languages (several seeds), hardened "
     "(leftmost), decompiled, the formula run against the model and decided against the task's "
     "own formula at every length",
