@@ -76,6 +76,7 @@ class Predicates:
         self._base_vars: set[str] = set()
         self._facts_list: list[tuple[frozenset[str], Function]] = []
         self._care_memo: dict[frozenset[str], Function] = {}
+        self._sizes: dict[str, int] = {}
         self.defs: dict[str, tuple[str, tuple[Function, ...]]] = {}
         """Temporal atom variable -> (operator, argument predicates)."""
         self._temporal: dict[str, list[tuple[str, Function, Function]]] = {}
@@ -324,17 +325,25 @@ class Predicates:
         extra = [(v, True) for v in sorted(support)] + [(v, False) for v in sorted(support)]
         if len(cubes) * len(extra) > 4000:
             extra = []
-        better = []
-        for cube in cubes:
+        better = list(cubes)
+        suffix = [self.false] * (len(cubes) + 1)  # the original cubes after idx
+        for idx in range(len(cubes) - 1, -1, -1):
+            suffix[idx] = suffix[idx + 1] | self._cube(cubes[idx])
+        prefix = self.false  # the improved cubes before idx
+        for idx, cube in enumerate(cubes):
             best = self._expand(cube, upper)
-            duty = self._cube(cube) & care  # what the cube must go on covering
+            # what this cube must go on covering: its part of lower the others miss
+            duty = self._cube(cube) & lower & ~(prefix | suffix[idx + 1]) if extra else None
             for lit in extra:
                 if any(v == lit[0] for v, _ in best):
                     continue
                 trial = self._expand((lit, *best), upper)
-                if _cost(trial) < _cost(best) and (duty & ~self._cube(trial)) == self.false:
+                if self._cost(trial) < self._cost(best) and (
+                    (duty & ~self._cube(trial)) == self.false
+                ):
                     best = trial
-            better.append(best)
+            better[idx] = best
+            prefix = prefix | self._cube(best)
         kept = list(dict.fromkeys(better))
         for cube in list(kept):
             others = self.false
@@ -344,6 +353,18 @@ class Predicates:
             if (lower & ~others) == self.false:
                 kept.remove(cube)
         return kept
+
+    def _atom_size(self, var: str) -> int:
+        hit = self._sizes.get(var)
+        if hit is None:
+            hit = self._sizes[var] = size(self.atom_of[var])
+        return hit
+
+    def _cost(self, cube: Cube) -> tuple[int, int]:
+        """The printed size of a cube (its atoms' sizes, one per negation), then its length:
+        ``'a' & first`` beats ``'a' & !P ('b' | !first)``, ``'a'`` beats ``!'c'`` given 'b'."""
+        nodes = sum(self._atom_size(v) + (0 if value else 1) for v, value in cube)
+        return nodes, len(cube)
 
     def _cube(self, cube: Cube) -> Function:
         out = self.true
@@ -427,11 +448,6 @@ def _parity_atoms(p: Predicates) -> dict[int, Function] | None:
     if not all(a in p.var_of for a in atoms.values()):
         return None
     return {r: p.atom(a) for r, a in atoms.items()}
-
-
-def _cost(cube: Cube) -> tuple[int, int]:
-    """Fewer literals first, then fewer negated ones (``'a'`` over ``!'c'`` given 'b')."""
-    return len(cube), sum(1 for _, value in cube if not value)
 
 
 def _flatten_or(items: list[Formula]) -> list[Formula]:

@@ -153,7 +153,7 @@ def _formulas(quick: bool, seed: int) -> list[tuple[str, str, str]]:
 @register(
     "decompile-roundtrip",
     title="Decompile: compile -> decompile round trip, and random unique-hard models",
-    version="1",
+    version="2",
     order=75,
     seed_ref="Yang, Chiang & Angluin (2024)",
 )
