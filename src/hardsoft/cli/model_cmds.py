@@ -109,6 +109,12 @@ def run_cmd(
     dense: bool = typer.Option(
         False, "--dense", help="Dense reference attention in every head (no fast paths)."
     ),
+    trace: bool = typer.Option(
+        False, "--trace", help="Per head and position: the most attended position and its weight."
+    ),
+    plot: Path = output_file_option(
+        "--plot", required=False, help="Write a heat map per head of each input's attention (PNG)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     stream: bool = typer.Option(
         False, "--stream", help="Read one long input from --input-file in chunks (docs/model.md)."
@@ -131,7 +137,12 @@ def run_cmd(
 
     `--stream`: one input of any length, read from --input-file in chunks of --chunk positions
     (n is the file's size without a trailing newline), memory O(chunk) for causal models:
-    JSON Lines `{"position", "outputs"}` then `{"summary"}` on stdout, or `-o OUT.npy`."""
+    JSON Lines `{"position", "outputs"}` then `{"summary"}` on stdout, or `-o OUT.npy`.
+
+
+    `--trace` adds, per input, each head's attention (`attention`: per head the most attended
+    position of every position, 1-based, and its weight); `--plot FILE.png` draws it as a heat
+    map per head (FILE-2.png ... for further inputs)."""
     from hardsoft.check import is_symbol_valued, output_names
     from hardsoft.model.fastpath import fast_paths, head_paths
 
@@ -160,11 +171,20 @@ def run_cmd(
         results.append({"input": w, "output_names": names, "outputs": values, "accept": accept})
         if is_symbol_valued(names, model.spec.alphabet):
             results[-1]["symbols"] = symbols_read(out, names)
+    if trace or plot is not None:
+        from hardsoft.cli.inspect_cmds import add_trace
+
+        add_trace(model, results, trace, plot, as_json)
     if as_json:
         print_json({"results": results, "attention_paths": paths})
         return
     for r in results:
         _print_result(r)
+        if trace:
+            from hardsoft.model.inspect import format_summary
+
+            for line in format_summary(r["attention"]):
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("random-model")
