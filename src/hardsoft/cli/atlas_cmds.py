@@ -8,14 +8,63 @@ from pathlib import Path
 import typer
 
 from hardsoft.cli import app
-from hardsoft.cli.common import console, input_file_option, output_dir_option, print_json
+from hardsoft.cli.common import (
+    console,
+    err_console,
+    input_file_option,
+    output_dir_option,
+    output_file_option,
+    print_json,
+)
 
 atlas_app = typer.Typer(
     help="The expressivity atlas: which transformer class computes which language, with the "
     "evidence run here in every cell (docs/atlas.md).",
     no_args_is_help=False,
+    invoke_without_command=True,
 )
 app.add_typer(atlas_app, name="atlas")
+
+
+@atlas_app.callback(invoke_without_command=True)
+def atlas_cmd(
+    ctx: typer.Context,
+    quick: bool = typer.Option(True, "--quick/--full", help="Quick (small n, seconds) or full."),
+    only: str = typer.Option(
+        None, "--only", help="ROW,COLUMN (either may be * ; several joined by +)."
+    ),
+    out: Path = output_dir_option("--out", "-o", default="atlas", help="The atlas folder."),
+    force: bool = typer.Option(False, "--force", help="Rerun cells whose evidence is stored."),
+    csv_file: Path = output_file_option(
+        "--csv", required=False, help="Also write the table as CSV here."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole table as JSON."),
+) -> None:
+    """Build the atlas (rows: languages and tasks; columns: model classes) into --out:
+    atlas.json, atlas.csv, index.html and every cell's evidence under cells/. Cells whose
+    evidence is stored and current are reused. Exit code 1 if evidence disagrees with a claim."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from hardsoft.atlas.build import build_atlas, to_csv
+    from hardsoft.model.io import atomic_write
+
+    progress = None if as_json else (lambda line: err_console.print(line))
+    table = build_atlas(Path(out), quick=quick, only=only, force=force, progress=progress)
+    if csv_file is not None:
+        text = to_csv(table)
+        atomic_write(Path(csv_file), lambda tmp: Path(tmp).write_text(text), "--csv")
+    if as_json:
+        print_json(table)
+    else:
+        console.print(
+            f"{table['cells_total']} cells, {table['cells_with_evidence']} backed by evidence "
+            f"run here; {', '.join(f'{n} {s}' for s, n in table['counts'].items())}; "
+            f"{table['seconds']} s; page: {Path(out) / 'index.html'}"
+        )
+        for d in table["disagreements"]:
+            err_console.print(f"evidence disagrees with the claim: {d}", style="red")
+    if table["disagreements"]:
+        raise typer.Exit(1)
 
 
 @atlas_app.command("add-row")
