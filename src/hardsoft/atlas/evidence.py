@@ -4,7 +4,8 @@ folder and returns an :class:`Evidence`: the status the evidence supports, wheth
 with the claim, the numbers, the artefacts and the commands that regenerate and re-check them.
 
 Everything here calls the engines; nothing re-derives them: the compiler
-(:func:`hardsoft.compile.compile_formula`), the §6 programs (:func:`hardsoft.programs.routes.build`),
+(:func:`hardsoft.compile.compile_formula`), the §6 programs
+(:func:`hardsoft.programs.routes.build`),
 the exact checker (:func:`hardsoft.check.check_language`), the restriction engine
 (:func:`hardsoft.limits.restrict.restrict`, :func:`hardsoft.limits.witness.verify`) and the
 star-free decision (:mod:`hardsoft.atlas.starfree`).
@@ -251,7 +252,8 @@ def produce_compile(row: Row, col: Column, budget: Budget, folder: Path, out: Pa
         f"--target {col.target} -o {shlex.quote(rel(folder / MODEL_FILE, out))}"
     )
     cert = model.meta["certificate"]
-    extra = {"formula": row.formula, "target": col.target, "tau": cert.get("tau")}
+    taus = sorted({t["expression"] for t in cert.get("tau") or []})
+    extra = {"formula": row.formula, "target": col.target, "tau": taus}
     return _constructed(model, row, col, budget, folder, out, cmd, extra)
 
 
@@ -280,10 +282,14 @@ def produce_program(
         from hardsoft.logic.syntax import to_text
 
         texts = [f"--output {shlex.quote(nm + '=' + to_text(f))}" for nm, f in outputs.items()]
-        cmd = (
+        script = folder / "compile.sh"
+        folder.mkdir(parents=True, exist_ok=True)
+        script.write_text(
+            "#!/bin/sh\n# the logic route's formulas with first written as !P true\n"
             f"hardsoft compile {' '.join(texts)} --alphabet {shlex.quote(row.alphabet)} "
-            f"--target hard -o {path}"
+            f"--target hard -o {path}\n"
         )
+        cmd = f"sh {shlex.quote(rel(script, out))}"
         extra["note"] = "the logic route's formulas with first written as !P true"
     return _constructed(model, row, col, budget, folder, out, cmd, extra)
 
@@ -378,7 +384,7 @@ def produce_restrict(row: Row, col: Column, budget: Budget, folder: Path, out: P
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / MODEL_FILE
     save_model(model, path)
-    record = {
+    record: dict[str, Any] = {
         "language": row.language,
         "n": n,
         "seed": seed,
@@ -402,11 +408,12 @@ def produce_restrict(row: Row, col: Column, budget: Budget, folder: Path, out: P
         f"hardsoft run {mpath} -i {shlex.quote(str(witness.x))} "
         f"-i {shlex.quote(str(witness.x_prime))}"
     )
+    deps = len(result.dependency_set)
     summary = (
         f"random rightmost-hard model (seed {seed}) fooled at n = {n}: x and x' differ at "
-        f"position {record['changed'][0]}, outside the certified dependency set of "
-        f"{len(record['dependency_set'])} positions; exactly one is in {row.language}, the "
-        f"model gives both the same answer"
+        f"position {witness.changed[0] + 1}, outside the certified dependency set of "
+        f"{deps} positions; exactly one is in {row.language}, the model gives both the same "
+        "answer"
     )
     return Evidence(
         Status.IMPOSSIBLE,
@@ -414,7 +421,7 @@ def produce_restrict(row: Row, col: Column, budget: Budget, folder: Path, out: P
         summary,
         {"model": rel(path, out), "witness": rel(folder / WITNESS_FILE, out)},
         cmds,
-        {"n": n, "seeds_tried": tried, "dependency_set_size": len(record["dependency_set"])},
+        {"n": n, "seeds_tried": tried, "dependency_set_size": deps},
     )
 
 
