@@ -185,8 +185,10 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path, arch) -> None:
 
 
 def test_config_validation() -> None:
-    with pytest.raises(HardsoftError):
-        TrainConfig(language="dyck9").validate()
+    with pytest.raises(HardsoftError, match="unknown language"):
+        TrainConfig(language="dyck-nine").validate()
+    with pytest.raises(HardsoftError, match="no Hahn process"):
+        TrainConfig(language="dyck9", objective="process").validate()
     with pytest.raises(HardsoftError):
         TrainConfig(min_n=5, max_n=2).validate()
     with pytest.raises(HardsoftError):

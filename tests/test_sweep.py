@@ -76,7 +76,8 @@ def test_zip_pairs_options_and_lstm_cells_are_not_duplicated(tmp_path) -> None:
         ({"language": [], "arch": ["lstm"]}, (), "empty grid"),
         ({"min_n": [1, 2], "max_n": [8]}, ("min_n", "max_n"), "mismatched comma lists"),
         ({"max_n": [8]}, ("d_model",), "not a grid option"),
-        ({"language": ["dyck9"]}, (), "unknown language"),
+        ({"language": ["dyck-nine"]}, (), "unknown language"),
+        ({"language": ["dyck9"], "objective": ["process"]}, (), "no Hahn process"),
     ],
 )
 def test_bad_grids_fail_before_anything_runs(tmp_path, axes, zipped, message) -> None:
@@ -152,7 +153,8 @@ def test_cli_local_sweep_json(tmp_path, capsys, monkeypatch) -> None:
         (["--cpus", "2"], "--cpus needs --executor ray"),
         (["--executor", "ray", "--cpus", "0"], "--cpus must be >= 1"),
         (["--steps", "ten"], "--steps expects int values"),
-        (["--language", "parity,dyck9"], "unknown language"),
+        (["--language", "parity,dyck-nine"], "unknown language"),
+        (["--language", "first", "--objective", "process"], "no Hahn process"),
     ],
 )
 def test_cli_bad_input_is_one_line(tmp_path, capsys, monkeypatch, extra, message) -> None:

@@ -44,6 +44,7 @@ _COMMAND_MODULES = (
     "reproduce_cmd",
     "export_cmds",
     "atlas_cmds",
+    "inspect_cmds",
 )
 
 

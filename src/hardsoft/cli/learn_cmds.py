@@ -1,8 +1,10 @@
-"""``hardsoft train`` and ``hardsoft evaluate``: learning Hahn's PARITY and 2DYCK processes."""
+"""``hardsoft train`` and ``hardsoft evaluate``: learning Hahn's PARITY and 2DYCK processes
+(exact next-symbol targets) and recognizers of any language (Butoi et al. 2025)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -24,11 +26,25 @@ from hardsoft.errors import HardsoftError
 @app.command("train")
 def train_cmd(
     out: Path = output_dir_option(help="The run folder (created or resumed)."),
-    language: str = typer.Option("parity", "--language", help="parity or dyck2."),
+    language: str = typer.Option(
+        "parity",
+        "--language",
+        help="Any language of `hardsoft language list` (recognizer), or parity / dyck2 and "
+        "their processes (process).",
+    ),
+    objective: str = typer.Option(
+        None,
+        "--objective",
+        help="process (Hahn's §6 exact next-symbol targets; needs a process) or recognizer "
+        "(accept/reject whole strings, Butoi et al. 2025). Default: process where one exists.",
+    ),
     arch: str = typer.Option("transformer", "--arch", help="transformer or lstm."),
     p: float = float_option(None, "--p", help="Process parameter (default 0.5 / 0.3)."),
-    max_n: int = int_option(40, "--max-n", lo=1, help="Longest training prefix."),
-    min_n: int = int_option(1, "--min-n", lo=1, help="Shortest training prefix."),
+    max_n: int = int_option(40, "--max-n", lo=1, help="Longest training string/prefix."),
+    min_n: int = int_option(1, "--min-n", lo=1, help="Shortest training string/prefix."),
+    val_max_n: int = int_option(
+        80, "--val-max-n", lo=1, help="Recognizer: validate on lengths min-n..this."
+    ),
     steps: int = int_option(2000, "--steps", lo=0),
     batch_size: int = int_option(32, "--batch-size", lo=1),
     lr: float = float_option(3e-3, "--lr", lo=0.0, lo_open=True, help="Learning rate (> 0)."),
@@ -49,7 +65,13 @@ def train_cmd(
     device: str = device_option(),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Train a next-symbol predictor on exact samples of Hahn's process (exact-target loss).
+    """Train a transformer or an LSTM on a language.
+
+    `--objective process`: a next-symbol predictor on exact samples of Hahn's process
+    (exact-target loss; outputs next:SYMBOL and eos). `--objective recognizer`: accept or reject
+    whole strings (output `accept`, a logit read at the last position; accept iff > 0), on about
+    half members and half non-members (perturbed members and random strings). An unknown
+    language, or an objective the language does not support, is an error.
 
     The run folder holds config.json, the model (model.safetensors for transformers, readable by
     `hardsoft run` and `hardsoft sensitivity`), optimizer.pt and metrics.json."""
@@ -57,6 +79,8 @@ def train_cmd(
 
     cfg = TrainConfig(
         language=language,
+        objective=objective,
+        val_max_n=val_max_n,
         p=p,
         arch=ArchConfig(
             arch=arch,
@@ -83,23 +107,39 @@ def train_cmd(
     metrics = train(cfg, out, device=device, resume=resume, show_progress=not as_json)
     summary = {k: v for k, v in metrics.items() if k != "history"}
     summary["run"] = str(out)
+    summary["language"], summary["objective"] = cfg.language, cfg.objective
     if as_json:
         print_json(summary)
-    else:
-        tps = summary["tokens_per_second"]
+        return
+    tps = summary["tokens_per_second"]
+    what = f"{cfg.objective} objective on {cfg.language}"
+    console.print(
+        f"{out}: {what}, {summary['steps_done']} steps, final loss "
+        f"{summary['final_loss']:.4f} nats, {tps:.0f} tokens/s"
+        if tps
+        else f"{out}: {what}, {summary['steps_done']} steps",
+        markup=False,
+    )
+    val = summary.get("validation")
+    if val:
         console.print(
-            f"{out}: {summary['steps_done']} steps, final loss {summary['final_loss']:.4f} nats, "
-            f"{tps:.0f} tokens/s"
-            if tps
-            else f"{out}: {summary['steps_done']} steps"
+            f"validation accuracy on lengths {val['lengths'][0]}-{val['lengths'][1]}: "
+            f"{val['accuracy']:.3f}",
+            markup=False,
         )
 
 
 @app.command("evaluate")
 def evaluate_cmd(
     run: Path = path_argument("RUN", "A `hardsoft train` run folder."),
-    lengths: str = typer.Option("1,2,...,256", "--lengths", help="Prefix lengths n."),
-    samples: int = int_option(256, "--samples", lo=1, help="Prefixes per length."),
+    lengths: str = typer.Option(
+        None,
+        "--lengths",
+        help="Lengths n (default: 1,2,...,256 for a process, 1,2,...,500 for a recognizer).",
+    ),
+    samples: int = int_option(
+        None, "--samples", lo=1, help="Prefixes/strings per length (default 256 / 32)."
+    ),
     generalization: str = typer.Option(
         None,
         "--generalization",
@@ -108,15 +148,24 @@ def evaluate_cmd(
     device: str = device_option(),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Cross-entropy by prefix length against the optimal and unigram-chance cross-entropy."""
+    """Process runs: cross-entropy by prefix length against the optimal and unigram-chance
+    cross-entropy. Recognizer runs: accuracy by length (train / validation / test lengths)."""
     from hardsoft.cli.sensitivity_cmds import parse_lengths
     from hardsoft.learn import cross_entropy_by_length, get_process, length_generalization
     from hardsoft.learn.evaluate import majority_baseline
-    from hardsoft.learn.train import load_run
+    from hardsoft.learn.train import is_recognizer, load_run
 
-    ns = parse_lengths(lengths, lo=1)
-    test = parse_lengths(generalization, "--generalization", lo=1) if generalization else None
     cfg, model = load_run(run, device=device)
+    if is_recognizer(cfg):
+        if generalization:
+            raise HardsoftError("--generalization is for process runs; use --lengths")
+        _evaluate_recognizer(
+            run, cfg, model, lengths or "1,2,...,500", samples or 32, device, as_json
+        )
+        return
+    ns = parse_lengths(lengths or "1,2,...,256", lo=1)
+    samples = samples or 256
+    test = parse_lengths(generalization, "--generalization", lo=1) if generalization else None
     process = get_process(cfg.language, cfg.p)
     rows = cross_entropy_by_length(model, process, ns, samples=samples, device=device)
     result = {
@@ -150,3 +199,47 @@ def evaluate_cmd(
             f"(positions beyond {gen['train_max']}: {gen['beyond']:.3f}; the best constant guess: "
             f"{base:.3f})"
         )
+
+
+def _evaluate_recognizer(
+    run: Path, cfg: Any, model: Any, lengths: str, samples: int, device: str, as_json: bool
+) -> None:
+    """Accuracy by length of a recognizer run, with the means over the training lengths, the
+    validation lengths beyond them and the test lengths beyond those."""
+    from hardsoft.cli.sensitivity_cmds import parse_lengths
+    from hardsoft.languages import get_language
+    from hardsoft.learn.recognize import accuracy_by_length, mean_accuracy
+
+    ns = parse_lengths(lengths, lo=1)
+    rows = accuracy_by_length(model, get_language(cfg.language), ns, samples=samples, device=device)
+    ranges = {
+        "train": (cfg.min_n, cfg.max_n),
+        "validation": (cfg.max_n + 1, cfg.val_max_n),
+        "test": (cfg.val_max_n + 1, max(ns)),
+    }
+    means = {k: mean_accuracy(rows, lo, hi) for k, (lo, hi) in ranges.items()}
+    result = {
+        "run": str(run),
+        "language": cfg.language,
+        "objective": cfg.objective,
+        "arch": cfg.arch.arch,
+        "train_max_n": cfg.max_n,
+        "val_max_n": cfg.val_max_n,
+        "rows": [r.to_dict() for r in rows],
+        "mean_accuracy": means,
+    }
+    if as_json:
+        print_json(result)
+        return
+    table = Table(title=f"{cfg.arch.arch} recognizer of {cfg.language}: accuracy by length")
+    for col in ("n", "accuracy", "strings", "members"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(str(r.n), f"{r.accuracy:.3f}", str(r.strings), f"{r.positives:.2f}")
+    console.print(table)
+    shown = ", ".join(
+        f"{k} lengths {lo}-{hi}: {means[k]:.3f}"
+        for k, (lo, hi) in ranges.items()
+        if means[k] is not None
+    )
+    console.print(f"mean accuracy: {shown}", markup=False)

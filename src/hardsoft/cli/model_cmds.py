@@ -107,6 +107,12 @@ def run_cmd(
     dense: bool = typer.Option(
         False, "--dense", help="Dense reference attention in every head (no fast paths)."
     ),
+    trace: bool = typer.Option(
+        False, "--trace", help="Per head and position: the most attended position and its weight."
+    ),
+    plot: Path = output_file_option(
+        "--plot", required=False, help="Write a heat map per head of each input's attention (PNG)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Run MODEL on each input: every output at every position, and acceptance (the model's
@@ -119,7 +125,11 @@ def run_cmd(
     logic route's induction heads, also gets `symbols`: per position the name of the one output
     that is 1, or null when not exactly one is. `attention_paths`: per input length, the
     attention path each head took — heads with structure run a fast path with the same outputs
-    (docs/model.md, "Fast paths"); `--dense` runs the dense reference in every head."""
+    (docs/model.md, "Fast paths"); `--dense` runs the dense reference in every head.
+
+    `--trace` adds, per input, each head's attention (`attention`: per head the most attended
+    position of every position, 1-based, and its weight); `--plot FILE.png` draws it as a heat
+    map per head (FILE-2.png ... for further inputs)."""
     from hardsoft.check import is_symbol_valued, output_names
     from hardsoft.model.fastpath import fast_paths, head_paths
 
@@ -146,11 +156,20 @@ def run_cmd(
         results.append({"input": w, "output_names": names, "outputs": values, "accept": accept})
         if is_symbol_valued(names, model.spec.alphabet):
             results[-1]["symbols"] = symbols_read(out, names)
+    if trace or plot is not None:
+        from hardsoft.cli.inspect_cmds import add_trace
+
+        add_trace(model, results, trace, plot, as_json)
     if as_json:
         print_json({"results": results, "attention_paths": paths})
         return
     for r in results:
         _print_result(r)
+        if trace:
+            from hardsoft.inspect import format_summary
+
+            for line in format_summary(r["attention"]):
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("random-model")

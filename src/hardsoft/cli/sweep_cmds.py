@@ -27,6 +27,7 @@ app.add_typer(sweep_app, name="sweep")
 # Grid options of `sweep train`: the TrainConfig / ArchConfig field and the value type.
 _AXES: dict[str, type] = {
     "language": str,
+    "objective": str,
     "arch": str,
     "seed": int,
     "p": float,
@@ -45,6 +46,7 @@ _AXES: dict[str, type] = {
     "features": str,
     "layer_norm": str,
     "checkpoint_every": int,
+    "val_max_n": int,
 }
 
 
@@ -77,7 +79,14 @@ def _print_runs(result: dict[str, Any]) -> None:
 @sweep_app.command("train")
 def sweep_train_cmd(
     out: Path = output_dir_option(help="The sweep folder (one run folder per cell)."),
-    language: str = typer.Option("parity", "--language", help="Comma list: parity,dyck2."),
+    language: str = typer.Option(
+        "parity", "--language", help="Comma list: parity,dyck2,first,... (any language)."
+    ),
+    objective: str = typer.Option(
+        None,
+        "--objective",
+        help="Comma list: process, recognizer (default per language: process where one exists).",
+    ),
     arch: str = typer.Option("transformer", "--arch", help="Comma list: transformer,lstm."),
     seeds: str = typer.Option("0", "--seeds", help="Comma list of seeds."),
     p: str = typer.Option(None, "--p", help="Process parameters (default 0.5 / 0.3)."),
@@ -101,6 +110,9 @@ def sweep_train_cmd(
     layer_norm: str = typer.Option(None, "--layer-norm", help="Comma list: none,pre,post."),
     checkpoint_every: str = typer.Option(
         None, "--checkpoint-every", help="Checkpoint intervals (steps)."
+    ),
+    val_max_n: str = typer.Option(
+        None, "--val-max-n", help="Recognizer: longest validation lengths."
     ),
     zip_axes: str = typer.Option(
         None,

@@ -9,7 +9,8 @@ registry of their names.
 ('dyck2-process', 0.4)
 
 Languages and tasks: ``parity-even``, ``parity-odd``, ``dyck1``, ``dyck2``, ``dyck3`` (any
-``dyck<k>``), ``ones-star``, ``anbn``, ``majority``, ``first``, ``flipflop``,
+``dyck<k>``), ``ones-star``, ``anbn``, ``majority``, ``first``, ``contains-ab``, ``ends-ab``,
+``ab-star``, ``dyck1-depth2`` (any ``dyck1-depth<k>``), ``flipflop``,
 ``induction-head`` and ``khop2``, ``khop3`` (any ``khop<k>``; ``khop1`` is
 ``induction-head``); ``parity`` is Hahn's PARITY, i.e. ``parity-even``. Hahn's §6 processes
 (:mod:`hardsoft.languages.distributions`): ``parity-process`` and ``dyck2-process``, also
@@ -32,12 +33,17 @@ from hardsoft.languages.induction import InductionTask, khop_targets
 from hardsoft.languages.parity import Parity
 from hardsoft.languages.regular import AaStar, RegularLanguage
 from hardsoft.languages.simple import AnBn, First, Majority, OnesStar
+from hardsoft.languages.starfree import ABStar, BoundedDyck, ContainsAB, EndsAB
 
 __all__ = [
     "AaStar",
+    "ABStar",
     "AnBn",
+    "BoundedDyck",
+    "ContainsAB",
     "Dyck",
     "DyckProcess",
+    "EndsAB",
     "First",
     "FlipFlop",
     "HahnProcess",
@@ -71,6 +77,10 @@ _FIXED: dict[str, Callable[[], Language]] = {
     "anbn": AnBn,
     "majority": Majority,
     "first": First,
+    "contains-ab": ContainsAB,
+    "ends-ab": EndsAB,
+    "ab-star": ABStar,
+    "dyck1-depth2": lambda: BoundedDyck(2),
     "flipflop": FlipFlop,
     "induction-head": lambda: InductionTask(1),
     "khop2": lambda: InductionTask(2),
@@ -80,6 +90,7 @@ _FIXED: dict[str, Callable[[], Language]] = {
 # Families with a parameter: (pattern, constructor from the integer).
 _FAMILIES: tuple[tuple[str, Callable[[int], Language]], ...] = (
     (r"dyck-?(\d+)", Dyck),
+    (r"dyck1-depth(\d+)", BoundedDyck),
     (r"khop-?(\d+)", InductionTask),
 )
 _ALIASES = {"parity": "parity-even"}  # Hahn's PARITY (the name the training code uses)
@@ -113,7 +124,7 @@ def get_language(name: str) -> Language:
     if lang is None:
         raise HardsoftError(
             f"unknown language {name!r}; known: {', '.join(language_names())} "
-            "(also dyck<k>, khop<k>)"
+            "(also dyck<k>, dyck1-depth<k>, khop<k>)"
         )
     return lang
 

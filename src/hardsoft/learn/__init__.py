@@ -1,7 +1,8 @@
-"""Learning experiments on Hahn's §6 processes: exact-target next-symbol training of the
-soft-attention ``Transformer`` and an LSTM baseline, and evaluation of cross-entropy by prefix
-length against the optimal and unigram-chance cross-entropy, and sweeps of many runs in-process
-or on Ray (:mod:`hardsoft.learn.sweep`). See docs/learning.md."""
+"""Learning experiments: exact-target next-symbol training of the soft-attention ``Transformer``
+and an LSTM baseline on Hahn's §6 processes, with evaluation of cross-entropy by prefix length
+against the optimal and unigram-chance cross-entropy; recognizers of any language (Butoi et al.
+2025, :mod:`hardsoft.learn.recognize`) with accuracy by length; and sweeps of many runs
+in-process or on Ray (:mod:`hardsoft.learn.sweep`). See docs/learning.md."""
 
 from hardsoft.learn.data import LANGUAGES, exact_targets, get_process, sample_batch
 from hardsoft.learn.evaluate import (
@@ -13,6 +14,7 @@ from hardsoft.learn.evaluate import (
     majority_baseline,
 )
 from hardsoft.learn.models import ARCHS, ArchConfig, LSTMModel, build_model, logits
+from hardsoft.learn.recognize import Objective, accuracy_by_length, resolve_objective
 from hardsoft.learn.train import TrainConfig, load_config, load_run, train
 
 __all__ = [
@@ -22,7 +24,9 @@ __all__ = [
     "GeneralizationResult",
     "LSTMModel",
     "LengthRow",
+    "Objective",
     "TrainConfig",
+    "accuracy_by_length",
     "build_model",
     "cross_entropy_by_length",
     "evaluate_model",
@@ -33,6 +37,7 @@ __all__ = [
     "load_run",
     "logits",
     "majority_baseline",
+    "resolve_objective",
     "sample_batch",
     "train",
 ]

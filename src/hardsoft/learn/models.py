@@ -1,6 +1,7 @@
-"""The two next-symbol predictors: hardsoft's soft-attention ``Transformer`` (future-masked,
-``d_out = |Σ| + 1`` logits through ``W_U``) and an LSTM baseline. Both map token ids ``[B, n]``
-to logits ``[B, n, |Σ| + 1]`` through :func:`logits`."""
+"""The two trained architectures: hardsoft's soft-attention ``Transformer`` (future-masked, logits
+through ``W_U``) and an LSTM baseline. Both map token ids ``[B, n]`` to logits ``[B, n, d_out]``
+through :func:`logits`: ``|Σ| + 1`` next-symbol logits (``next:a`` ..., ``eos``) for the process
+objective, one ``accept`` logit for a recognizer."""
 
 from __future__ import annotations
 
@@ -58,10 +59,23 @@ class LSTMModel(nn.Module):
         return self.readout(h)
 
 
-def build_model(cfg: ArchConfig, alphabet: tuple[str, ...], seed: int) -> nn.Module:
-    """A freshly initialised model (seeded) for ``alphabet`` with ``|Σ| + 1`` outputs."""
+def next_symbol_names(alphabet: tuple[str, ...]) -> tuple[str, ...]:
+    """The outputs of a next-symbol predictor, named by what they predict: ``next:a`` per
+    symbol, then ``eos`` (end of string)."""
+    return (*(f"next:{a}" for a in alphabet), "eos")
+
+
+def build_model(
+    cfg: ArchConfig,
+    alphabet: tuple[str, ...],
+    seed: int,
+    output_names: tuple[str, ...] | None = None,
+) -> nn.Module:
+    """A freshly initialised model (seeded) for ``alphabet``. Outputs: ``output_names`` (one
+    coordinate each; default :func:`next_symbol_names`, ``|Σ| + 1`` next-symbol logits)."""
     torch.manual_seed(seed)
-    d_out = len(alphabet) + 1
+    names = next_symbol_names(alphabet) if output_names is None else tuple(output_names)
+    d_out = len(names)
     if cfg.arch == "lstm":
         return LSTMModel(len(alphabet), d_out, cfg.d_model, cfg.layers)
     if cfg.arch != "transformer":
@@ -85,6 +99,7 @@ def build_model(cfg: ArchConfig, alphabet: tuple[str, ...], seed: int) -> nn.Mod
         position_features=features,
         layer_norm=LayerNormPlacement.parse(cfg.layer_norm, "layer_norm"),
         d_out=d_out,
+        output_names=names,
         name=f"lm-transformer-L{cfg.layers}-H{cfg.heads}-d{cfg.d_model}",
     )
     model = Transformer(spec, dtype=torch.float32)
@@ -102,7 +117,7 @@ def build_model(cfg: ArchConfig, alphabet: tuple[str, ...], seed: int) -> nn.Mod
 
 
 def logits(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
-    """``[B, n, |Σ| + 1]`` next-symbol logits for either architecture."""
+    """``[B, n, d_out]`` logits for either architecture."""
     if isinstance(model, Transformer):
         return model(tokens).outputs
     return model(tokens)
@@ -125,8 +140,15 @@ def save_trained(model: nn.Module, path: Path, meta: dict) -> None:
     atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata={"meta": json.dumps(meta)}))
 
 
-def load_trained(path: Path, cfg: ArchConfig, alphabet: tuple[str, ...], device: str) -> nn.Module:
-    """Load a model written by :func:`save_trained` (HardsoftError if missing or corrupt)."""
+def load_trained(
+    path: Path,
+    cfg: ArchConfig,
+    alphabet: tuple[str, ...],
+    device: str,
+    output_names: tuple[str, ...] | None = None,
+) -> nn.Module:
+    """Load a model written by :func:`save_trained` (HardsoftError if missing or corrupt);
+    ``output_names`` as in :func:`build_model` (the LSTM's outputs)."""
     if not Path(path).is_file():
         raise HardsoftError(f"no trained model at {str(path)!r}")
     if cfg.arch == "transformer":
@@ -134,7 +156,7 @@ def load_trained(path: Path, cfg: ArchConfig, alphabet: tuple[str, ...], device:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    model = build_model(cfg, alphabet, seed=0)
+    model = build_model(cfg, alphabet, seed=0, output_names=output_names)
     try:
         model.load_state_dict(load_file(str(path), device="cpu"))
     except (SafetensorError, OSError, RuntimeError, ValueError) as exc:

@@ -1,5 +1,7 @@
-"""The training loop: exact-target cross-entropy on Hahn's processes, AdamW with warmup and a
-cosine schedule, rich progress, and a resumable run folder::
+"""The training loop: exact-target cross-entropy on Hahn's processes (objective ``process``) or
+binary cross-entropy of whole-string membership (``recognizer``, Butoi et al. 2025, see
+:mod:`hardsoft.learn.recognize`), AdamW with warmup and a cosine schedule, rich progress, and a
+resumable run folder::
 
     run/config.json          the TrainConfig (JSON)
     run/model.safetensors    the transformer (hardsoft.model format), or run/lstm.safetensors
@@ -27,9 +29,20 @@ import torch.nn.functional as F
 from hardsoft import memory
 from hardsoft import validate as check
 from hardsoft.errors import HardsoftError
+from hardsoft.languages import get_language
 from hardsoft.learn.data import get_process, sample_batch, training_length
 from hardsoft.learn.models import ARCHS, ArchConfig, build_model, load_trained, logits, model_file
 from hardsoft.learn.models import save_trained as _save_model
+from hardsoft.learn.recognize import (
+    ACCEPT_NAME,
+    Objective,
+    acceptance_meta,
+    accuracy_by_length,
+    default_objective,
+    recognizer_batch,
+    recognizer_loss,
+    resolve_objective,
+)
 from hardsoft.model import parse_feature
 from hardsoft.model.io import atomic_write
 
@@ -42,6 +55,7 @@ class TrainConfig:
     """Everything that defines a training run (saved as config.json)."""
 
     language: str = "parity"
+    objective: str | None = None  # None: process where one exists, else recognizer
     p: float | None = None
     arch: ArchConfig = field(default_factory=ArchConfig)
     min_n: int = 1
@@ -56,6 +70,11 @@ class TrainConfig:
     seed: int = 0
     log_every: int = 25
     checkpoint_every: int = 500
+    val_max_n: int = 80  # recognizer: validation lengths min_n..val_max_n (Butoi et al. 2025)
+
+    def __post_init__(self) -> None:
+        if self.objective is None and isinstance(self.language, str):
+            object.__setattr__(self, "objective", str(default_objective(self.language)))
 
     def validate(self) -> None:
         """Every field checked for type and range (NaN and inf refused), so a config from
@@ -65,7 +84,11 @@ class TrainConfig:
             raise HardsoftError(f"language must be a name, got {self.language!r}")
         if self.p is not None:
             check.real(self.p, "p")
-        get_process(self.language, self.p)
+        objective = resolve_objective(self.language, self.objective)
+        if objective is Objective.PROCESS:
+            get_process(self.language, self.p)
+        elif self.p is not None:
+            raise HardsoftError("p is a process parameter: it does not apply to a recognizer")
         check.positive_int(self.min_n, "min_n")
         check.positive_int(self.max_n, "max_n")
         if not self.min_n <= self.max_n:
@@ -79,6 +102,7 @@ class TrainConfig:
         check.seed(self.seed)
         check.positive_int(self.log_every, "log_every")
         check.positive_int(self.checkpoint_every, "checkpoint_every")
+        check.positive_int(self.val_max_n, "val_max_n")
         if not isinstance(self.arch, ArchConfig):
             raise HardsoftError(f"arch must be an ArchConfig, got {self.arch!r}")
         for name in ("layers", "heads", "d_model"):
@@ -112,6 +136,23 @@ class TrainConfig:
             )
         except TypeError as exc:
             raise HardsoftError(f"malformed training config: {exc}") from None
+
+
+def is_recognizer(cfg: TrainConfig) -> bool:
+    """Whether ``cfg`` trains a recognizer (:mod:`hardsoft.learn.recognize`)."""
+    return cfg.objective == Objective.RECOGNIZER
+
+
+def alphabet_of(cfg: TrainConfig) -> tuple[str, ...]:
+    """The input alphabet of the run: the recognized language's or the process's."""
+    if is_recognizer(cfg):
+        return get_language(cfg.language).alphabet
+    return get_process(cfg.language, cfg.p).alphabet
+
+
+def output_names_of(cfg: TrainConfig) -> tuple[str, ...] | None:
+    """``("accept",)`` for a recognizer; None (next-symbol names) for a process."""
+    return (ACCEPT_NAME,) if is_recognizer(cfg) else None
 
 
 def _write_json(path: Path, obj: Any) -> None:
@@ -182,7 +223,7 @@ class RunState:
 
 
 def _init_state(cfg: TrainConfig, run: Path, device: str, resume: bool) -> RunState:
-    process = get_process(cfg.language, cfg.p)
+    alphabet, names = alphabet_of(cfg), output_names_of(cfg)
     ckpt = run / "optimizer.pt"
     if resume and (run / "config.json").is_file() and ckpt.is_file():
         old = load_config(run)
@@ -192,7 +233,7 @@ def _init_state(cfg: TrainConfig, run: Path, device: str, resume: bool) -> RunSt
                 f"{str(run)!r} holds a run with a different configuration; "
                 "use another folder or --no-resume"
             )
-        model = load_trained(model_file(run, cfg.arch.arch), cfg.arch, process.alphabet, device)
+        model = load_trained(model_file(run, cfg.arch.arch), cfg.arch, alphabet, device, names)
         model = model.to(device=device, dtype=torch.float32)
         opt = _optimizer(cfg, model)
         try:
@@ -220,7 +261,7 @@ def _init_state(cfg: TrainConfig, run: Path, device: str, resume: bool) -> RunSt
             int(metrics.get("tokens", 0)),
             float(metrics.get("seconds", 0.0)),
         )
-    model = build_model(cfg.arch, process.alphabet, cfg.seed).to(device)
+    model = build_model(cfg.arch, alphabet, cfg.seed, names).to(device)
     return RunState(model, _optimizer(cfg, model), 0, [], 0, 0.0)
 
 
@@ -230,6 +271,8 @@ def _optimizer(cfg: TrainConfig, model: torch.nn.Module) -> torch.optim.Optimize
 
 def _checkpoint(cfg: TrainConfig, run: Path, st: RunState) -> None:
     meta = {"origin": "hardsoft train", "step": st.step, "config": cfg.to_dict()}
+    if is_recognizer(cfg):
+        meta["acceptance"] = acceptance_meta(cfg.language)
     _save_model(st.model, model_file(run, cfg.arch.arch), meta)
     state = {"optimizer": st.optimizer.state_dict(), "step": st.step}
     atomic_write(run / "optimizer.pt", lambda tmp: torch.save(state, tmp))
@@ -270,14 +313,14 @@ def train(
         run.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise HardsoftError(f"cannot create the run folder {str(run)!r}: {exc.strerror}") from None
-    process = get_process(cfg.language, cfg.p)
+    step_loss = _step_loss(cfg, device)
     st = _init_state(cfg, run, device, resume)
     _write_json(run / "config.json", cfg.to_dict())
     st.model.train()
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     progress = Progress(
-        TextColumn(f"train {cfg.arch.arch} on {cfg.language}"),
+        TextColumn(f"train {cfg.arch.arch} on {cfg.language} ({cfg.objective})"),
         BarColumn(),
         TextColumn("{task.completed}/{task.total} loss {task.fields[loss]}"),
         TimeRemainingColumn(),
@@ -292,17 +335,16 @@ def train(
             started = time.perf_counter()
             rng = np.random.default_rng([cfg.seed, st.step])
             n = training_length(rng, cfg.min_n, cfg.max_n)
-            batch = sample_batch(process, n, cfg.batch_size, rng, device=device)
             for group in st.optimizer.param_groups:
                 group["lr"] = lr_at(cfg, st.step)
-            loss = exact_cross_entropy(logits(st.model, batch.tokens), batch.targets)
+            loss, tokens = step_loss(st.model, n, rng)
             st.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if cfg.grad_clip > 0:
                 torch.nn.utils.clip_grad_norm_(st.model.parameters(), cfg.grad_clip)
             st.optimizer.step()
             st.step += 1
-            st.tokens += batch.tokens.numel()
+            st.tokens += tokens
             st.seconds += time.perf_counter() - started
             running.append(float(loss.detach()))
             if st.step % cfg.log_every == 0 or st.step == cfg.steps:
@@ -314,13 +356,54 @@ def train(
                 _checkpoint(cfg, run, st)
     if st.step == 0 or not model_file(run, cfg.arch.arch).is_file():
         _checkpoint(cfg, run, st)
-    return _metrics(cfg, st)
+    metrics = _metrics(cfg, st)
+    if is_recognizer(cfg) and st.step == cfg.steps:
+        metrics["validation"] = validation(cfg, st.model, device)
+        _write_json(run / "metrics.json", metrics)
+    return metrics
+
+
+def _step_loss(cfg: TrainConfig, device: str) -> Any:
+    """``(model, n, rng) -> (loss, tokens)`` for one batch of length ``n`` of the objective."""
+    if is_recognizer(cfg):
+        lang = get_language(cfg.language)
+
+        def recognizer_step(model: torch.nn.Module, n: int, rng: np.random.Generator) -> Any:
+            b = recognizer_batch(lang, n, cfg.batch_size, rng, device=device)
+            return recognizer_loss(logits(model, b.tokens), b.labels), b.tokens.numel()
+
+        return recognizer_step
+    process = get_process(cfg.language, cfg.p)
+
+    def process_step(model: torch.nn.Module, n: int, rng: np.random.Generator) -> Any:
+        b = sample_batch(process, n, cfg.batch_size, rng, device=device)
+        return exact_cross_entropy(logits(model, b.tokens), b.targets), b.tokens.numel()
+
+    return process_step
+
+
+def validation(cfg: TrainConfig, model: torch.nn.Module, device: str = "cpu") -> dict[str, Any]:
+    """A recognizer's accuracy on lengths ``min_n..val_max_n`` (16 strings per length), and on
+    the training lengths and the longer ones separately (Butoi et al. 2025's validation)."""
+    lengths = list(range(cfg.min_n, max(cfg.min_n, cfg.val_max_n) + 1))
+    rows = accuracy_by_length(
+        model, get_language(cfg.language), lengths, samples=16, seed=99991, device=device
+    )
+    model.train()
+    inside = [r.accuracy for r in rows if r.n <= cfg.max_n]
+    beyond = [r.accuracy for r in rows if r.n > cfg.max_n]
+    return {
+        "lengths": [lengths[0], lengths[-1]],
+        "accuracy": float(np.mean([r.accuracy for r in rows])),
+        "train_lengths": float(np.mean(inside)) if inside else None,
+        "longer": float(np.mean(beyond)) if beyond else None,
+    }
 
 
 def load_run(run_dir: str | Path, device: str = "cpu") -> tuple[TrainConfig, torch.nn.Module]:
     """The config and the trained model of a run folder."""
     run = Path(run_dir)
     cfg = load_config(run)
-    process = get_process(cfg.language, cfg.p)
-    model = load_trained(model_file(run, cfg.arch.arch), cfg.arch, process.alphabet, device)
+    path = model_file(run, cfg.arch.arch)
+    model = load_trained(path, cfg.arch, alphabet_of(cfg), device, output_names_of(cfg))
     return cfg, model.to(device).eval()

@@ -1,0 +1,133 @@
+"""``hardsoft agree`` (how often two models' declared readouts agree, by length) and the
+``--trace`` / ``--plot`` additions of ``hardsoft run``: looking inside a model from the command
+line (see :mod:`hardsoft.inspect`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from hardsoft.cli import app
+from hardsoft.cli.common import (
+    console,
+    err_console,
+    int_option,
+    path_argument,
+    print_json,
+    seed_option,
+)
+from hardsoft.errors import HardsoftError
+
+
+def add_trace(
+    model: Any, results: list[dict[str, Any]], trace: bool, plot: Path | None, quiet: bool
+) -> None:
+    """Per result: ``attention`` (with ``trace``), and a heat map per input (with ``plot``)."""
+    from hardsoft.inspect import attention_summary, plot_attention
+
+    words = [r["input"] for r in results]
+    if any(not w for w in words):
+        raise HardsoftError("--trace and --plot need non-empty inputs")
+    if trace:
+        for r in results:
+            r["attention"] = attention_summary(model, r["input"])
+    if plot is not None:
+        for k, r in enumerate(results):
+            path = plot if k == 0 else plot.with_name(f"{plot.stem}-{k + 1}{plot.suffix}")
+            r["plot"] = str(plot_attention(model, r["input"], path))
+            if not quiet:
+                err_console.print(f"wrote {path}", markup=False)
+
+
+def _words(source: Any, alphabet: tuple[str, ...], n: int, count: int, seed: int) -> list[str]:
+    """``count`` words of length ``n``: the language's sampler (members, perturbed members and
+    random non-members, as the recognizer objective trains on) or uniform random words."""
+    from hardsoft.learn.recognize import sample_strings
+
+    rng = np.random.default_rng([seed, n])
+    if source is None:
+        codes = rng.integers(0, len(alphabet), size=(count, n))
+        return ["".join(alphabet[c] for c in row) for row in codes]
+    return sample_strings(source, n, count, rng)[0]
+
+
+def _source(language: str | None, random_words: bool, model: Any) -> Any:
+    """The language whose sampler gives the words (None: random words). Default: the language
+    the first model was trained on, where it records one; random words otherwise."""
+    from hardsoft.languages import get_language
+
+    if language is not None and random_words:
+        raise HardsoftError("give --language or --random, not both")
+    if random_words:
+        return None
+    if language is None:
+        config = (getattr(model, "meta", None) or {}).get("config") or {}
+        language = config.get("language") if isinstance(config, dict) else None
+        if not isinstance(language, str):
+            return None
+    lang = get_language(language)
+    if lang.kind != "language":
+        raise HardsoftError(f"{lang.name} is a per-position task: use --random")
+    extra = set(lang.alphabet) - set(model.spec.alphabet)
+    if extra:
+        raise HardsoftError(
+            f"{lang.name} uses symbols the models do not read: {''.join(sorted(extra))!r}"
+        )
+    return lang
+
+
+@app.command("agree")
+def agree_cmd(
+    a_path: Path = path_argument("A", "A .safetensors model file."),
+    b_path: Path = path_argument("B", "Another model over the same alphabet (e.g. A hardened)."),
+    lengths: str = typer.Option("8,64,512", "--lengths", help="Input lengths n."),
+    language: str = typer.Option(
+        None, "--language", help="Words from this language's sampler (default: A's language)."
+    ),
+    random_words: bool = typer.Option(False, "--random", help="Uniformly random words."),
+    count: int = int_option(64, "--count", lo=1, help="Words per length."),
+    seed: int = seed_option(),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Per length, the fraction of positions and of strings where A and B agree: their declared
+    acceptance readouts at every prefix position, and every output coordinate rounded by the
+    readout (y > threshold; for an EOS readout softmax(y) > threshold). Words come from the
+    language's sampler (about half members) or are uniformly random."""
+    from hardsoft.cli.sensitivity_cmds import parse_lengths
+    from hardsoft.inspect import agreement, check_same_alphabet
+    from hardsoft.model import load_model
+
+    a, b = load_model(a_path), load_model(b_path)
+    check_same_alphabet(a, b)
+    ns = parse_lengths(lengths, lo=1)
+    source = _source(language, random_words, a)
+    rows = []
+    for n in ns:
+        words = _words(source, tuple(a.spec.alphabet), n, count, seed)
+        rows.append(agreement(a, b, words).to_dict())
+    result = {
+        "a": str(a_path),
+        "b": str(b_path),
+        "words": "random" if source is None else f"language {source.name}",
+        "rows": rows,
+    }
+    if as_json:
+        print_json(result)
+        return
+    table = Table(title=f"agreement of {a_path.name} and {b_path.name} on {result['words']} words")
+    for col in ("n", "strings", "accept: positions", "strings", "outputs: positions", "strings"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(
+            str(r["n"]),
+            str(r["strings"]),
+            f"{r['accept_positions']:.4f}",
+            f"{r['accept_strings']:.4f}",
+            "-" if r["outputs_positions"] is None else f"{r['outputs_positions']:.4f}",
+            "-" if r["outputs_strings"] is None else f"{r['outputs_strings']:.4f}",
+        )
+    console.print(table)
