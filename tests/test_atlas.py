@@ -21,7 +21,8 @@ from hardsoft.errors import HardsoftError
 
 from ._cli import run_cli
 
-SUBSET = "parity+aa-star+first+flipflop,*"
+THEORY = "+".join(c.id for c in COLUMNS if not c.empirical)
+SUBSET = f"parity+aa-star+first+flipflop,{THEORY}"
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,7 @@ def test_every_cell_is_declared_once() -> None:
 
 def test_cells_have_status_citation_and_stored_evidence(atlas) -> None:
     out, table = atlas
-    assert table["cells_total"] == 4 * len(COLUMNS)
+    assert table["cells_total"] == 4 * 6
     assert not table["disagreements"] and not table["no_evidence"]
     for cell in table["cells"]:
         assert cell["status"] in {s.value for s in Status} and cell["citation"]
@@ -144,10 +145,37 @@ def test_cli_json_and_user_rows(tmp_path) -> None:
     assert r.rc == 0, r.err
     table = json.loads(r.out)
     assert [c["row"] for c in table["cells"]] == ["first"]
+    assert table["cells"][0]["regenerate"].startswith("hardsoft atlas --quick --only first,")
     r = run_cli("atlas", "--only", "*,uhat-strict", "--out", str(tmp_path), "--json")
     table = json.loads(r.out)
     user = [c for c in table["cells"] if c.get("user_row")]
     assert [c["row"] for c in user] == ["ab-star"] and user[0]["status"] == "decided"
+
+
+def test_a_learned_cell_stores_models_metrics_and_reruns(tmp_path, monkeypatch) -> None:
+    plan = {"max_n": 4, "steps": 30, "d_model": 8, "layers": 1, "seeds": 3, "samples": 16}
+    monkeypatch.setattr(E, "learn_plan", lambda budget: plan)
+    ev = E.produce_learn(
+        row("first"), column("trained-lstm"), E.Budget(True), tmp_path / "c", tmp_path
+    )
+    assert ev.status is Status.LEARNED
+    metrics = json.loads((tmp_path / ev.artefacts["metrics"]).read_text())
+    assert len(metrics["per_seed"]) == 3 and metrics["lengths"][-3:] == [8, 40, 400]
+    for key in ("train", "2x", "10x", "100x"):
+        acc = metrics["accuracy"][key]
+        assert 0 <= acc["min"] <= acc["mean"] <= acc["max"] <= 1
+    cmd = next(c for c in ev.commands if c.startswith("hardsoft evaluate"))
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(*shlex.split(cmd)[1:])
+    assert r.rc == 0, r.err
+    rows = json.loads(r.out)["rows"]
+    assert rows[-1]["accuracy"] == metrics["per_seed"][0]["100x"]  # the stored number, rerun
+
+
+def test_learned_cells_outside_quick_rows_are_pending(tmp_path) -> None:
+    table = build_atlas(tmp_path, quick=True, only="majority+induction-head,trained-lstm")
+    assert [c["status"] for c in table["cells"]] == ["pending", "pending"]
+    assert "full" in table["cells"][0]["note"] and "task" in table["cells"][1]["note"]
 
 
 @pytest.mark.parametrize("text", ["parity", "nope,ahat", "parity,nope", "a,b,c"])

@@ -23,7 +23,7 @@ from hardsoft.atlas.table import CLAIMS, COLUMNS, ROWS, Claim, Column, Row, Stat
 from hardsoft.errors import HardsoftError
 from hardsoft.model.io import atomic_write
 
-VERSION = "2"
+VERSION = "3"
 """Bump when an evidence producer changes: stored cells of another version are rerun."""
 EVIDENCE_FILE = "evidence.json"
 
@@ -62,6 +62,8 @@ def _produce(row: Row, col: Column, claim: Claim, budget: E.Budget, folder: Path
         ev = E.produce_program(row, col, claim.how.split("-")[1], budget, folder, out)
     elif claim.how == "restrict":
         ev = E.produce_restrict(row, col, budget, folder, out)
+    elif claim.how == "learn":
+        ev = E.produce_learn(row, col, budget, folder, out)
     elif claim.how == "decide":
         ev = E.produce_decision(row, claim, folder, out)
         expected = claim.params.get("star_free", False)
@@ -108,6 +110,8 @@ def build_cell(
 ) -> dict[str, Any]:
     """One cell: reuse the stored evidence if current, else produce it and store it."""
     claim = CLAIMS[(row.id, col.id)]
+    if claim.how == "learn" and quick and not claim.params.get("quick"):
+        claim = Claim(Status.PENDING, claim.citation, "none", "trained in --full mode only")
     folder = out / "cells" / row.id / col.id
     if not force:
         cached = _cached(folder, out, quick)
@@ -203,7 +207,7 @@ def build_atlas(
             cells.append(cell)
             if progress is not None:
                 progress(f"{row.id} × {col.id}: {cell['status']} ({cell['verdict']})")
-    if rows_sel is None:
+    if rows_sel is None and (cols_sel is None or STAR_FREE_COLUMN in cols_sel):
         cells += _user_cells(out)
     table = summarize(cells, quick, time.perf_counter() - started)
     write_json(out / "atlas.json", table)

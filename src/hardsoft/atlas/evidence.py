@@ -516,3 +516,105 @@ __all__ = [
     "recheck_witness",
     "row_language",
 ]
+
+
+# ------------------------------------------------------------------ learned
+LEARN_FILE = "metrics.json"
+
+
+def learn_plan(budget: Budget) -> dict[str, Any]:
+    """Training and test lengths of the learned cells: Butoi et al. (2025) train on 0–40 and
+    validate on 0–80 (full mode; our models need n >= 1); quick mode trains tiny models on
+    1–8. Tests at the training lengths and at 2×, 10× and 100× the longest."""
+    if budget.quick:
+        return {"max_n": 8, "steps": 150, "d_model": 16, "layers": 1, "seeds": 3, "samples": 32}
+    return {"max_n": 40, "steps": 2000, "d_model": 32, "layers": 2, "seeds": 5, "samples": 16}
+
+
+def produce_learn(row: Row, col: Column, budget: Budget, folder: Path, out: Path) -> Evidence:
+    """Train recognizers (Butoi et al. 2025 objective, :mod:`hardsoft.learn.recognize`) on
+    short strings over several seeds; accuracy at the training lengths and at 2×, 10×, 100×
+    the longest, mean ± standard deviation over seeds (with the range)."""
+    from hardsoft.learn.models import ArchConfig
+    from hardsoft.learn.recognize import accuracy_by_length, mean_accuracy
+    from hardsoft.learn.train import TrainConfig, load_run, train
+
+    lang = get_language(row.language)
+    if lang.kind != "language":
+        raise HardsoftError(f"{row.language} is a per-position task, not a language")
+    plan = learn_plan(budget)
+    arch = "lstm" if col.id == "trained-lstm" else "transformer"
+    L = plan["max_n"]
+    lengths = [*range(1, L + 1), 2 * L, 10 * L, 100 * L]
+    per_seed: list[dict[str, Any]] = []
+    cmds: list[str] = []
+    artefacts: dict[str, str] = {}
+    for seed in range(plan["seeds"]):
+        run = folder / f"seed-{seed}"
+        cfg = TrainConfig(
+            language=row.language,
+            objective="recognizer",
+            arch=ArchConfig(arch=arch, layers=plan["layers"], heads=2, d_model=plan["d_model"]),
+            min_n=1,
+            max_n=L,
+            val_max_n=2 * L,
+            steps=plan["steps"],
+            seed=seed,
+            checkpoint_every=plan["steps"],
+        )
+        train(cfg, run, resume=False, show_progress=False)
+        _, model = load_run(run)
+        rows = accuracy_by_length(model, lang, lengths, samples=plan["samples"])
+        per_seed.append(
+            {
+                "seed": seed,
+                "train": mean_accuracy(rows, 1, L),
+                "2x": rows[-3].accuracy,
+                "10x": rows[-2].accuracy,
+                "100x": rows[-1].accuracy,
+            }
+        )
+        artefacts[f"model (seed {seed})"] = rel(run / MODEL_FILE, out)
+        runq = shlex.quote(rel(run, out))
+        cmds.append(
+            f"hardsoft train --language {row.language} --objective recognizer --arch {arch} "
+            f"--layers {plan['layers']} --heads 2 --d-model {plan['d_model']} --min-n 1 "
+            f"--max-n {L} --val-max-n {2 * L} --steps {plan['steps']} "
+            f"--checkpoint-every {plan['steps']} --seed {seed} -o {runq} --json"
+        )
+        cmds.append(
+            f"hardsoft evaluate {runq} --lengths {','.join(map(str, lengths))} "
+            f"--samples {plan['samples']} --json"
+        )
+    summary_stats = {}
+    for key in ("train", "2x", "10x", "100x"):
+        vals = np.array([s[key] for s in per_seed], dtype=float)
+        summary_stats[key] = {
+            "mean": float(vals.mean()),
+            "std": float(vals.std()),
+            "min": float(vals.min()),
+            "max": float(vals.max()),
+        }
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {
+        "plan": plan,
+        "arch": arch,
+        "lengths": lengths,
+        "per_seed": per_seed,
+        "accuracy": summary_stats,
+    }
+    (folder / LEARN_FILE).write_text(json.dumps(record, indent=1) + "\n")
+    artefacts["metrics"] = rel(folder / LEARN_FILE, out)
+    shown = "; ".join(
+        f"{k} ({n}) {v['mean']:.2f} ± {v['std']:.2f}"
+        for (k, v), n in zip(summary_stats.items(), (f"1–{L}", 2 * L, 10 * L, 100 * L))
+    )
+    summary = f"{arch} recognizer, {plan['seeds']} seeds, accuracy at n: {shown}"
+    return Evidence(
+        Status.LEARNED,
+        True,
+        summary,
+        artefacts,
+        cmds,
+        {"accuracy": summary_stats, "train_max_n": L, "seeds": plan["seeds"]},
+    )
