@@ -160,6 +160,7 @@ def test_a_learned_cell_stores_models_metrics_and_reruns(tmp_path, monkeypatch) 
     )
     assert ev.status is Status.LEARNED
     metrics = json.loads((tmp_path / ev.artefacts["metrics"]).read_text())
+    assert all((tmp_path / path).is_file() for path in ev.artefacts.values())
     assert len(metrics["per_seed"]) == 3 and metrics["lengths"][-3:] == [8, 40, 400]
     for key in ("train", "2x", "10x", "100x"):
         acc = metrics["accuracy"][key]

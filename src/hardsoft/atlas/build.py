@@ -23,7 +23,7 @@ from hardsoft.atlas.table import CLAIMS, COLUMNS, ROWS, Claim, Column, Row, Stat
 from hardsoft.errors import HardsoftError
 from hardsoft.model.io import atomic_write
 
-VERSION = "3"
+VERSION = "4"
 """Bump when an evidence producer changes: stored cells of another version are rerun."""
 EVIDENCE_FILE = "evidence.json"
 

@@ -574,7 +574,8 @@ def produce_learn(row: Row, col: Column, budget: Budget, folder: Path, out: Path
                 "100x": rows[-1].accuracy,
             }
         )
-        artefacts[f"model (seed {seed})"] = rel(run / MODEL_FILE, out)
+        weights = run / (MODEL_FILE if arch == "transformer" else "lstm.safetensors")
+        artefacts[f"model (seed {seed})"] = rel(weights, out)
         runq = shlex.quote(rel(run, out))
         cmds.append(
             f"hardsoft train --language {row.language} --objective recognizer --arch {arch} "
