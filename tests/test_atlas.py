@@ -41,7 +41,7 @@ def test_every_cell_is_declared_once() -> None:
 
 def test_cells_have_status_citation_and_stored_evidence(atlas) -> None:
     out, table = atlas
-    assert table["cells_total"] == 4 * 6
+    assert table["cells_total"] == 4 * 7
     assert not table["disagreements"] and not table["no_evidence"]
     for cell in table["cells"]:
         assert cell["status"] in {s.value for s in Status} and cell["citation"]
@@ -79,9 +79,19 @@ def test_a_stored_check_command_runs_and_passes(atlas, monkeypatch) -> None:
 def test_impossible_witnesses_still_fool_their_models(atlas) -> None:
     out, table = atlas
     cells = _cells(table, "impossible")
-    assert {c["column"] for c in cells} == {"uhat-strict", "uhat-pe"}
+    assert {c["column"] for c in cells} == {"uhat-strict", "uhat-pe", "soft-margin"}
     for cell in cells:
-        assert E.recheck_witness(out, cell), cell["evidence_path"]
+        assert E.recheck_impossible(out, cell), cell["evidence_path"]
+
+
+def test_lemma5_cells_measure_decay_under_the_bound(atlas) -> None:
+    _, table = atlas
+    cells = [c for c in table["cells"] if c["column"] == "soft-margin"]
+    assert len(cells) == 4
+    for cell in cells:
+        num = cell["evidence"]["numbers"]
+        assert num["violations"] == 0 and num["slope_ci"][1] < 0
+        assert all(i <= b for i, b in zip(num["max_influence"], num["bound"]))
 
 
 def test_the_witness_recheck_can_fail(atlas, tmp_path) -> None:
@@ -203,4 +213,15 @@ def test_the_whole_quick_atlas(tmp_path) -> None:
     for cell in _cells(table, "constructed"):
         assert E.recheck_constructed(tmp_path, cell)["mismatches"] == 0
     for cell in _cells(table, "impossible"):
-        assert E.recheck_witness(tmp_path, cell)
+        assert E.recheck_impossible(tmp_path, cell)
+
+
+def test_the_sensitivity_recheck_can_fail(atlas) -> None:
+    """Changed numbers no longer match a fresh measurement."""
+    out, table = atlas
+    cell = next(c for c in table["cells"] if c["column"] == "soft-margin")
+    assert E.recheck_impossible(out, cell)
+    numbers = dict(cell["evidence"]["numbers"])
+    numbers["max_influence"] = [2 * x for x in numbers["max_influence"]]
+    fake = dict(cell, evidence=dict(cell["evidence"], numbers=numbers))
+    assert not E.recheck_impossible(out, fake)

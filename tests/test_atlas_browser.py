@@ -73,7 +73,7 @@ def test_the_atlas_page_shows_every_cell(tmp_path) -> None:
     out = tmp_path / "atlas"
     table = build_atlas(out, quick=True, only="ones-star+aa-star,*")
     result = _evaluate(out / "index.html", tmp_path)
-    assert result["cells"] == table["cells_total"] == 16
+    assert result["cells"] == table["cells_total"] == 2 * 9
     assert result["summaries"] == result["cells"] == result["coloured"]
     assert result["statuses"] == table["counts"]
     assert result["opened"] and result["commands"] > 0

@@ -23,7 +23,7 @@ from hardsoft.atlas.table import CLAIMS, COLUMNS, ROWS, Claim, Column, Row, Stat
 from hardsoft.errors import HardsoftError
 from hardsoft.model.io import atomic_write
 
-VERSION = "4"
+VERSION = "5"
 """Bump when an evidence producer changes: stored cells of another version are rerun."""
 EVIDENCE_FILE = "evidence.json"
 
@@ -62,6 +62,8 @@ def _produce(row: Row, col: Column, claim: Claim, budget: E.Budget, folder: Path
         ev = E.produce_program(row, col, claim.how.split("-")[1], budget, folder, out)
     elif claim.how == "restrict":
         ev = E.produce_restrict(row, col, budget, folder, out)
+    elif claim.how == "sensitivity":
+        ev = E.produce_sensitivity(row, col, budget, folder, out)
     elif claim.how == "learn":
         ev = E.produce_learn(row, col, budget, folder, out)
     elif claim.how == "decide":

@@ -619,3 +619,139 @@ def produce_learn(row: Row, col: Column, budget: Budget, folder: Path, out: Path
         cmds,
         {"accuracy": summary_stats, "train_max_n": L, "seeds": plan["seeds"]},
     )
+
+
+# ------------------------------------------------------------------ Lemma 5 sensitivity
+SENSITIVITY_FILE = "sensitivity.json"
+FLIP_FILE = "flip.json"
+BOUNDED_FEATURES = ("1", "i/n", "(-1)^i")
+
+
+def _flip_pair(lang: Language, n: int, rng: np.random.Generator) -> dict[str, Any] | None:
+    """A word of length ``n`` and one single-symbol change that changes the answer at the last
+    position (membership, or a task's target), found with the oracle (None if none found)."""
+    for _ in range(20):
+        words: list[str] = []
+        if lang.kind == "language":
+            if lang.has_nonmembers(n):  # near misses: one substitution from a member
+                words += lang.sample_negative(n, 1, rng, hard=True)
+            if lang.has_members(n):
+                words += lang.sample_positive(n, 1, rng)
+        words += lang.sample_uniform(n, 1, rng)
+        for word in words:
+            base = int(lang.prefix_reference(word)[-1])
+            for p in rng.permutation(n)[:32]:
+                for s in lang.alphabet:
+                    if s == word[p]:
+                        continue
+                    other = word[:p] + s + word[p + 1 :]
+                    if int(lang.prefix_reference(other)[-1]) != base:
+                        return {
+                            "x": word,
+                            "x_prime": other,
+                            "position": int(p) + 1,
+                            "answers": [base, int(lang.prefix_reference(other)[-1])],
+                        }
+    return None
+
+
+def produce_sensitivity(row: Row, col: Column, budget: Budget, folder: Path, out: Path) -> Evidence:
+    """Lemma 5 (Hahn 2020 §6, corrected in the supplement) on a seeded random softmax model of
+    the column (τ = 1, bounded position features, no layer norm): the largest change of the last
+    activation under one symbol change, by length, its log-log slope and the corrected bound;
+    with a single change that changes the row's answer at the longest length (so recognising
+    the row needs an influence of at least twice the margin)."""
+    from hardsoft.limits.sensitivity import measure_sensitivity
+    from hardsoft.model import random_model
+    from hardsoft.model.io import save_model
+
+    lang = row_language(row)
+    model = random_model(
+        weighting="softmax",
+        weight_scale=0.3,
+        seed=0,
+        alphabet=row.alphabet,
+        position_features=BOUNDED_FEATURES,
+        dtype=torch.float64,
+    )
+    if class_violations(model, col):
+        raise HardsoftError(f"the random model leaves {col.id}: {class_violations(model, col)}")
+    lengths = [16, 64, 256] if budget.quick else [16, 64, 256, 1024, 4096]
+    rep = measure_sensitivity(model, lengths, samples=2, flips=8, seed=0)
+    flip = _flip_pair(lang, lengths[-1], np.random.default_rng(0))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / MODEL_FILE
+    save_model(model, path)
+    (folder / SENSITIVITY_FILE).write_text(json.dumps(rep.to_dict(), indent=1) + "\n")
+    (folder / FLIP_FILE).write_text(json.dumps(flip, indent=1) + "\n")
+    slope = rep.slope()
+    influence = rep.series("last_max")
+    bounds = rep.bound_series()
+    decreasing = slope is not None and slope.ci[1] < 0
+    ok = decreasing and not rep.violations and flip is not None
+    mpath = shlex.quote(rel(path, out))
+    cmds = [
+        f"hardsoft random-model --weighting softmax --weight-scale 0.3 --alphabet "
+        f"{shlex.quote(row.alphabet)} --features {shlex.quote(','.join(BOUNDED_FEATURES))} "
+        f"--seed 0 -o {mpath}",
+        f"hardsoft sensitivity {mpath} --lengths {','.join(map(str, lengths))} --samples 2 "
+        "--flips 8 --json",
+    ]
+    shown_slope = "n/a" if slope is None else f"{slope.slope:.2f}"
+    summary = (
+        f"random softmax model (τ = 1, bounded features): largest change of the last activation "
+        f"under one symbol change {influence[0]:.3g} at n = {lengths[0]} → "
+        f"{influence[-1]:.3g} at n = {lengths[-1]} (slope {shown_slope}; corrected Lemma 5 bound "
+        f"{bounds[-1]:.3g}; {len(rep.violations)} violations)"
+    )
+    if flip is not None:
+        summary += (
+            f"; at n = {lengths[-1]} one change (position {flip['position']}) changes the "
+            f"answer of {row.language}: a fixed margin needs a change of the readout bounded "
+            "away from 0 there, against the measured O(1/n)"
+        )
+    else:
+        summary += "; NO single change that changes the answer was found"
+    return Evidence(
+        Status.IMPOSSIBLE if ok else None,
+        ok,
+        summary,
+        {
+            "model": rel(path, out),
+            "sensitivity": rel(folder / SENSITIVITY_FILE, out),
+            "flip": rel(folder / FLIP_FILE, out),
+        },
+        cmds,
+        {
+            "lengths": lengths,
+            "max_influence": influence,
+            "bound": bounds,
+            "slope": None if slope is None else slope.slope,
+            "slope_ci": None if slope is None else list(slope.ci),
+            "violations": len(rep.violations),
+        },
+    )
+
+
+def recheck_sensitivity(out: Path, cell: dict[str, Any]) -> bool:
+    """Measure a Lemma 5 cell's stored model again (the same influences, under the bound) and
+    check its stored flip with the oracle."""
+    from hardsoft.limits.sensitivity import measure_sensitivity
+    from hardsoft.model.io import load_model
+
+    ev = cell["evidence"]
+    model = load_model(out / ev["artefacts"]["model"])
+    lengths = ev["numbers"]["lengths"]
+    rep = measure_sensitivity(model, lengths, samples=2, flips=8, seed=0)
+    same = np.allclose(rep.series("last_max"), ev["numbers"]["max_influence"], rtol=1e-9)
+    flip = json.loads((out / ev["artefacts"]["flip"]).read_text())
+    row = next(r for r in ROWS if r.id == cell["row"])
+    lang = row_language(row)
+    answers = [int(lang.prefix_reference(w)[-1]) for w in (flip["x"], flip["x_prime"])]
+    return bool(same and not rep.violations and answers[0] != answers[1])
+
+
+def recheck_impossible(out: Path, cell: dict[str, Any]) -> bool:
+    """Re-run an impossible cell's stored evidence (a witness or a sensitivity measurement)."""
+    arts = cell["evidence"]["artefacts"]
+    return recheck_witness(out, cell) if "witness" in arts else recheck_sensitivity(out, cell)

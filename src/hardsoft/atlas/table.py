@@ -104,6 +104,15 @@ COLUMNS: tuple[Column, ...] = (
         tau_one=True,
     ),
     Column(
+        "soft-margin",
+        "softmax, τ = 1, bounded PE, fixed margin",
+        "Hahn's §6 setting: softmax with τ = 1, bounded position features, no layer norm, and "
+        "acceptance with a margin ε > 0 that does not shrink with n",
+        ("softmax",),
+        "bounded",
+        tau_one=True,
+    ),
+    Column(
         "soft-ln",
         "softmax + layer norm",
         "softmax attention with layer normalisation (Chiang & Cholak 2022)",
@@ -201,6 +210,15 @@ HAF = (
 Y26 = "Yang, Strobl, Chiang & Angluin (TACL 2026)"
 CC22 = "Chiang & Cholak (2022) §5: layer norm restores confidence (PARITY, FIRST)"
 SURVEY = "surveyed in Strobl, Merrill, Weiss, Chiang & Angluin (TACL 2024)"
+LEMMA5 = (
+    "Hahn (2020) §6, Lemma 5 (with the supplement's correction): with τ = 1, bounded position "
+    "features and no layer norm, one symbol change moves the last activation by O(1/n), so no "
+    "fixed margin where one change changes the answer; Theorem 6 for PARITY and 2DYCK"
+)
+MARGIN_NOTE = (
+    "exact acceptance with a margin shrinking like 1/n is possible for PARITY and FIRST "
+    "(Chiang & Cholak 2022); layer norm removes the limit"
+)
 LN_OPEN = (
     "no construction with layer norm known to us for this row; Chiang & Cholak (2022) treat "
     "PARITY and FIRST; " + SURVEY
@@ -341,6 +359,8 @@ def _claims() -> dict[tuple[str, str], Claim]:
             "soft-pe": _con(f"{Y26} Cor 17 (b): the logic route, τ = 1", "program-logic"),
             "soft-ln": _open(LN_OPEN),
         }
+    for rid, cells in c.items():
+        cells["soft-margin"] = Claim(Status.IMPOSSIBLE, LEMMA5, "sensitivity", MARGIN_NOTE)
     out: dict[tuple[str, str], Claim] = {}
     for rid, cells in c.items():
         for cid, claim in cells.items():
