@@ -359,7 +359,7 @@ def _claims() -> dict[tuple[str, str], Claim]:
             "soft-pe": _con(f"{Y26} Cor 17 (b): the logic route, τ = 1", "program-logic"),
             "soft-ln": _open(LN_OPEN),
         }
-    for rid, cells in c.items():
+    for cells in c.values():
         cells["soft-margin"] = Claim(Status.IMPOSSIBLE, LEMMA5, "sensitivity", MARGIN_NOTE)
     out: dict[tuple[str, str], Claim] = {}
     for rid, cells in c.items():
