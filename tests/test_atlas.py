@@ -225,3 +225,17 @@ def test_the_sensitivity_recheck_can_fail(atlas) -> None:
     numbers["max_influence"] = [2 * x for x in numbers["max_influence"]]
     fake = dict(cell, evidence=dict(cell["evidence"], numbers=numbers))
     assert not E.recheck_impossible(out, fake)
+
+
+def test_a_failed_producer_is_reported_and_not_cached(tmp_path, monkeypatch) -> None:
+    def refuse(*args, **kwargs):
+        raise HardsoftError("a forward pass needs about 9 GiB of memory")
+
+    monkeypatch.setattr(E, "produce_compile", refuse)
+    table = build_atlas(tmp_path, quick=True, only="first,ahat")
+    cell = table["cells"][0]
+    assert cell["verdict"] == "no evidence" and "9 GiB" in cell["error"]
+    assert table["no_evidence"] == ["first × ahat"] and table["cells_with_evidence"] == 0
+    monkeypatch.undo()
+    again = build_atlas(tmp_path, quick=True, only="first,ahat")
+    assert again["cells"][0]["verdict"] == "agrees" and not again["cells"][0]["reused"]

@@ -91,8 +91,8 @@ def _cached(folder: Path, out: Path, quick: bool) -> dict[str, Any] | None:
         rec = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if rec.get("version") != VERSION or rec.get("quick") != quick:
-        return None
+    if rec.get("version") != VERSION or rec.get("quick") != quick or rec.get("error"):
+        return None  # an older atlas, the other mode, or a failed run: produce it again
     arts = (rec.get("evidence") or {}).get("artefacts") or {}
     if not all((out / p).is_file() for p in arts.values()):
         return None
@@ -121,7 +121,11 @@ def build_cell(
             cached["reused"] = True
             return cached
     started = time.perf_counter()
-    ev = _produce(row, col, claim, E.Budget(quick), folder, out)
+    error = None
+    try:
+        ev = _produce(row, col, claim, E.Budget(quick), folder, out)
+    except HardsoftError as exc:  # e.g. a memory estimate refused a length: said, not hidden
+        ev, error = None, str(exc)
     rec: dict[str, Any] = {
         "version": VERSION,
         "quick": quick,
@@ -134,6 +138,7 @@ def build_cell(
         "citation": claim.citation,
         "note": claim.note,
         "verdict": _verdict(claim, ev),
+        "error": error,
         "evidence": None if ev is None else ev.to_json(),
         "regenerate": (
             f"hardsoft atlas --{'quick' if quick else 'full'} --only {row.id},{col.id} --force "

@@ -528,7 +528,7 @@ def learn_plan(budget: Budget) -> dict[str, Any]:
     1–8. Tests at the training lengths and at 2×, 10× and 100× the longest."""
     if budget.quick:
         return {"max_n": 8, "steps": 150, "d_model": 16, "layers": 1, "seeds": 3, "samples": 32}
-    return {"max_n": 40, "steps": 2000, "d_model": 32, "layers": 2, "seeds": 5, "samples": 16}
+    return {"max_n": 40, "steps": 1000, "d_model": 32, "layers": 2, "seeds": 5, "samples": 16}
 
 
 def produce_learn(row: Row, col: Column, budget: Budget, folder: Path, out: Path) -> Evidence:

@@ -63,6 +63,12 @@ def atlas_cmd(
         )
         for d in table["disagreements"]:
             err_console.print(f"evidence disagrees with the claim: {d}", style="red")
+        for cell in table["cells"]:
+            if cell.get("error"):
+                err_console.print(
+                    f"no evidence for {cell['row']} × {cell['column']}: {cell['error']}",
+                    style="yellow",
+                )
     if table["disagreements"]:
         raise typer.Exit(1)
 

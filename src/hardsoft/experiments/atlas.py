@@ -14,6 +14,7 @@ from hardsoft.experiments import Context, Result, Table, register
 def _slim(table: dict[str, Any]) -> dict[str, Any]:
     """The table for the stored record: each cell's claim, verdict, summary and commands."""
     keep = (
+        "error",
         "row",
         "row_title",
         "column",
