@@ -152,11 +152,31 @@ def test_index_and_period() -> None:
 
 
 def test_add_row_stores_the_row_and_its_dfa(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    rec = add_row(tmp_path, "ab-star", regex="(ab)*", alphabet="ab")
+    rec = add_row(tmp_path, "ab-star", regex="1*", alphabet="01")
     assert rec["star_free"] is True and rec["status"] == "decided"
     again = dfa_from_file(tmp_path / "rows" / "ab-star.dfa.json")
     assert decide_star_free(again).star_free is True
+    assert rec["construction"]["formula"] == "!(!'1' | P !'1')"
     assert [r["name"] for r in stored_rows(tmp_path)] == ["ab-star"]
+
+
+def test_a_star_free_row_gets_a_compiled_model_checked_against_its_dfa(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from hardsoft.check import check_language
+    from hardsoft.languages.regular import RegularLanguage
+    from hardsoft.model.io import load_model
+
+    rec = add_row(tmp_path, "contains-ab", regex=".*ab.*", alphabet="ab")
+    con = rec["construction"]
+    assert con["verified"] and con["mismatches"] == 0 and con["outside_class"] == []
+    model = load_model(con["model"])
+    assert {h.spec.weighting.value for b in model.blocks for h in b.heads} <= {
+        "leftmost",
+        "rightmost",
+    }
+    lang = RegularLanguage("contains-ab", dfa_from_regex(".*ab.*", "ab"))
+    rep = check_language(model, lang, exhaustive_max_n=10, random_n=[300], samples=8, seed=5)
+    assert rep["mismatches"] == 0
+    assert "construction" not in add_row(tmp_path, "aa", regex="(aa)*", alphabet="ab")
 
 
 def test_add_row_from_a_dfa_file(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -163,6 +163,18 @@ def _user_cells(out: Path) -> list[dict[str, Any]]:
             else f"not star-free: w = {rec['witness']['word']!r} has period "
             f"{rec['witness']['period']}"
         )
+        con = rec.get("construction") or {}
+        artefacts = {"decision": str(Path("rows") / f"{rec['name']}.json")}
+        commands = [rec["command"] + f" --out {out}"]
+        if con.get("verified"):
+            summary += (
+                f"; formula {con['formula']} compiled for unique-hard attention with strict "
+                f"masks: {con['mismatches']} mismatches to n = {con['checked_to_n']}"
+            )
+            artefacts["model"] = str(Path(con["model"]).relative_to(out))
+            commands.append(con["command"])
+        elif sf:
+            summary += "; no formula found by the bounded search"
         cells.append(
             {
                 "row": rec["name"],
@@ -178,8 +190,8 @@ def _user_cells(out: Path) -> list[dict[str, Any]]:
                     "status": "decided",
                     "agrees": True,
                     "summary": summary,
-                    "artefacts": {"decision": str(Path("rows") / f"{rec['name']}.json")},
-                    "commands": [rec["command"] + f" --out {out}"],
+                    "artefacts": artefacts,
+                    "commands": commands,
                     "numbers": {"star_free": sf, "monoid_size": rec["monoid_size"]},
                     "decision": rec,
                 },

@@ -24,13 +24,14 @@ import numpy as np
 import torch
 
 from hardsoft.atlas.starfree import decide_star_free
-from hardsoft.atlas.table import ROWS, Claim, Column, Row, Status
+from hardsoft.atlas.table import COLUMNS, ROWS, Claim, Column, Row, Status
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import Language, get_language
 from hardsoft.languages.regular import RegularLanguage, dfa_from_regex
 from hardsoft.logic.syntax import Const, First, Not, Past
 from hardsoft.model.transformer import Transformer
 
+COLUMNS_BY_ID = {c.id: c for c in COLUMNS}
 MODEL_FILE = "model.safetensors"
 WITNESS_FILE = "witness.json"
 CHECK_FILE = "check.json"

@@ -83,6 +83,62 @@ def decide_row(
     }
 
 
+def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
+    """For a star-free row: search a past-LTL formula (:mod:`hardsoft.atlas.ltl_search`),
+    verify it with the logic evaluator on every word up to the search length, compile it for
+    unique-hard attention with strict masks and check the model exactly against the DFA. The
+    record says what was found and shown (``formula`` None: the bounded search found none)."""
+    from hardsoft.atlas.evidence import COLUMNS_BY_ID, class_violations
+    from hardsoft.atlas.ltl_search import search
+    from hardsoft.check import check_language
+    from hardsoft.compile import compile_formula
+    from hardsoft.languages.base import all_words
+    from hardsoft.languages.regular import RegularLanguage
+    from hardsoft.logic import evaluate
+    from hardsoft.logic.syntax import to_text
+    from hardsoft.model.io import save_model
+
+    formula, stats = search(dfa)
+    if formula is None:
+        return {"formula": None, "search": stats}
+    length = int(stats["length"])
+    words = all_words(dfa.alphabet, length)
+    values = evaluate(formula, words, dfa.alphabet)
+    agree = all(
+        bool(values[b, i]) == dfa.accepts(w[: i + 1])
+        for b, w in enumerate(words)
+        for i in range(length)
+    )
+    if not agree:  # the search's operators and the evaluator disagree: say so
+        return {"formula": to_text(formula), "search": stats, "verified": False}
+    model = compile_formula(formula, dfa.alphabet, "hard", False, n=1000)
+    k = len(dfa.alphabet)
+    exhaustive = {2: 12, 3: 8}.get(k, 6)
+    rep = check_language(
+        model,
+        RegularLanguage(name, dfa),
+        exhaustive_max_n=exhaustive,
+        random_n=[64, 256],
+        samples=16,
+    )
+    path = folder / f"{name}.model.safetensors"
+    save_model(model, path)
+    return {
+        "formula": to_text(formula),
+        "search": stats,
+        "verified": True,
+        "model": str(path),
+        "checked_to_n": rep["max_n"],
+        "exhaustive_to_n": exhaustive,
+        "mismatches": rep["mismatches"],
+        "outside_class": class_violations(model, COLUMNS_BY_ID["uhat-strict"]),
+        "command": (
+            f"hardsoft compile {shlex.quote(to_text(formula))} --alphabet "
+            f"{shlex.quote(''.join(dfa.alphabet))} --target hard -o {shlex.quote(str(path))}"
+        ),
+    }
+
+
 def add_row(
     out: Path,
     name: str,
@@ -93,10 +149,21 @@ def add_row(
     """Decide the row and store it under ``out/rows/`` (see the module docstring)."""
     record = decide_row(name, regex, dfa_file, alphabet)
     rows = Path(out) / "rows"
+    if record["star_free"]:
+        dfa = dfa_from_file_dict(record["dfa"])
+        record["construction"] = construct(name, dfa, rows)
     write_json(rows / f"{name}.dfa.json", record["dfa"])
     record["evidence_path"] = str(rows / f"{name}.json")
     write_json(rows / f"{name}.json", record)
     return record
+
+
+def dfa_from_file_dict(data: dict[str, Any]) -> DFA:
+    """The :class:`DFA` of a record's ``dfa`` (as :meth:`DFA.to_json` wrote it: states 0..)."""
+    alphabet = tuple(data["alphabet"])
+    n = len(data["transitions"])
+    delta = tuple(tuple(int(data["transitions"][str(q)][a]) for a in alphabet) for q in range(n))
+    return DFA(alphabet, delta, frozenset(int(q) for q in data["accept"]))
 
 
 def stored_rows(out: Path) -> list[dict[str, Any]]:

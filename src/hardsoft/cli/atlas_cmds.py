@@ -102,6 +102,18 @@ def add_row_cmd(
     )
     if record["star_free"]:
         console.print(f"evidence: {record['evidence']}")
+        con = record.get("construction") or {}
+        if con.get("verified"):
+            console.print(
+                f"formula: {con['formula']} -> unique-hard model, strict masks, "
+                f"{con['mismatches']} mismatches to n = {con['checked_to_n']} "
+                f"(all words to n = {con['exhaustive_to_n']}): {con['model']}"
+            )
+        else:
+            console.print(
+                f"no past-LTL formula found by the bounded search "
+                f"({con.get('search', {}).get('formulas', 0)} formulas tried)"
+            )
     else:
         console.print(f"witness: {record['witness']['claim']}")
     console.print(f"=> {record['transformer_verdict']} [decided]")
