@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from hardsoft.convert import harden
-from hardsoft.inspect import agreement, attention_patterns
 from hardsoft.model import load_model, random_model, save_model
+from hardsoft.model.inspect import agreement, attention_patterns
 from tests._cli import run_cli
 
 

@@ -387,3 +387,23 @@ def test_cli_exit_code_one_on_violation(tmp_path, monkeypatch) -> None:
     )
     assert res.exit_code == 1
     assert "bound violated at n=8" in res.output and "input '" in res.output
+
+
+def test_two_lengths_give_no_interval_and_say_why(tmp_path) -> None:
+    """Regression: `--lengths 16,64` printed `slope -2.181 [-inf, inf]`."""
+    two = fit_slope([16, 64], [1.0, 0.25])
+    assert two.slope == pytest.approx(-1.0) and not two.has_interval
+    assert ">= 3 lengths" in (two.ci_note or "")
+    three = fit_slope([16, 32, 64], [1.0, 0.6, 0.25])
+    assert three.has_interval and three.ci_note is None and all(map(math.isfinite, three.ci))
+    path = tmp_path / "m.safetensors"
+    save_model(random_model(layers=1, position_features=BOUNDED, seed=0), path)
+    args = ["sensitivity", str(path), "--lengths", "16,64", "--samples", "1", "--flips", "2"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "[-inf" not in text and "inf]" not in text and "needs >= 3 lengths" in text
+    data = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
+    assert data["slope"] is not None and data["slope_ci"] == [None, None]
+    assert "needs >= 3 lengths" in data["slope_ci_note"]
+    assert data["fits"]["last_max"]["ci"] == [None, None]

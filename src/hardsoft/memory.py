@@ -24,6 +24,22 @@ USABLE = 0.8
 """The fraction of the available memory a request may take: the estimates count the large
 tensors only, and the rest of the process (and the machine) needs some too."""
 
+# The "auto" chunking policy, from benchmarks/results/chunked_hard.md and a side-by-side run on
+# 2 CPU cores: exact hard heads are 2-4x faster streamed in blocks of 512 once n > 512 (the full
+# path builds several n x n temporaries: 7 GB at n = 16384); softmax through SDPA is as fast as
+# the streamed path up to n = 4096, and is streamed beyond to keep memory O(n·d). It lives here,
+# below the model, because both the forward pass (hardsoft.model.transformer) and the memory
+# estimate of a forward pass (forward_elements) follow it.
+AUTO_CHUNK_HARD = (512, 512)  # (block size, from length)
+AUTO_CHUNK_SOFT = (1024, 4096)
+
+
+def auto_chunk(weighting: str, n: int) -> int | None:
+    """The block size the "auto" policy uses for a head of ``weighting`` at length ``n``."""
+    size, start = AUTO_CHUNK_SOFT if weighting == "softmax" else AUTO_CHUNK_HARD
+    return size if n > start else None
+
+
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -123,8 +139,6 @@ def forward_elements(
     The residual stream and its copies, the per-head q/k/v/out, the attention temporaries of
     one head at a time (``n²`` per input on the full path, ``chunk²`` when streamed) and the
     feed-forward hidden layer; with ``trace`` every activation and pattern is kept."""
-    from hardsoft.model.transformer import auto_chunk
-
     d = spec.d_model
     embed = batch * n * (3 * d + spec.position_dim) + n * spec.position_dim
     layers = []

@@ -45,6 +45,7 @@ _COMMAND_MODULES = (
     "export_cmds",
     "atlas_cmds",
     "inspect_cmds",
+    "decompile_cmds",
 )
 
 

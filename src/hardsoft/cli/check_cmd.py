@@ -106,7 +106,7 @@ def check_cmd(
     symbol-valued targets (`induction-head`, `khopK`) reads a model whose outputs are named by
     symbols as "the symbol whose output is 1, none when no symbol output is"."""
     from hardsoft.check import check_formula, check_language
-    from hardsoft.model import load_model
+    from hardsoft.cli.common import load_model
     from hardsoft.model.fastpath import fast_paths
 
     if (not formula) == (language is None):

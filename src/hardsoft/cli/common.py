@@ -192,3 +192,17 @@ def path_argument(metavar: str, help: str) -> Any:
 
 def _path_arg(value: Any, name: str) -> Path:
     return Path(validate.path_text(value, name))
+
+
+def load_model(path: str | Path, device: str = "cpu") -> Any:
+    """:func:`hardsoft.model.load_model`, plus the acceptance readout of a model written by
+    ``hardsoft train`` before it stored one (resolved by its declared process name:
+    :func:`hardsoft.learn.readout.declare_readout`)."""
+    from hardsoft.model import load_model as _load
+
+    model = _load(path, device=device)
+    if "acceptance" in model.meta or "config" not in model.meta:
+        return model  # nothing to resolve: skip importing the learning package
+    from hardsoft.learn.readout import declare_readout
+
+    return declare_readout(model)

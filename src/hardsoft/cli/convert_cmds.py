@@ -56,9 +56,10 @@ def soften_cmd(
     `tau`, `gap`, `gap_source`, `error_bound` (on |softened − hard| over every output, on the
     inputs it covers) and `n`; the model file carries the same certificate in
     meta["softened"]. See docs/soften.md."""
+    from hardsoft.cli.common import load_model
     from hardsoft.convert import soften
     from hardsoft.convert.gaps import read_words
-    from hardsoft.model import load_model, save_model
+    from hardsoft.model import save_model
 
     model = load_model(model_path)
     words = read_words(str(gap_inputs), model.spec.alphabet) if gap_inputs is not None else None
@@ -101,8 +102,9 @@ def harden_cmd(
     predictor: P(END-OF-SEQUENCE) above half its value on in-language prefixes, see
     docs/soften.md). Run the original on the witness pair with `hardsoft run` to see whether
     the trained network itself separates it."""
+    from hardsoft.cli.common import load_model
     from hardsoft.convert import harden
-    from hardsoft.model import load_model, save_model
+    from hardsoft.model import save_model
     from hardsoft.model.readout import acceptance_of
 
     model = load_model(model_path)

@@ -38,8 +38,8 @@ def export_cmd(
     τ depend on n (such as i/n) is exact for inputs of length exactly N (a warning says so).
     Hard heads, strict or past masks, mixed mask directions and post layer norm cannot be
     expressed in TransformerLens and are an error naming the head. Needs the interop extra."""
+    from hardsoft.cli.common import load_model
     from hardsoft.interop.files import save_transformer_lens
-    from hardsoft.model import load_model
 
     if to not in TARGETS:
         raise HardsoftError(f"unknown export format {to!r} (one of {', '.join(TARGETS)})")

@@ -1,6 +1,6 @@
 """``hardsoft agree`` (how often two models' declared readouts agree, by length) and the
 ``--trace`` / ``--plot`` additions of ``hardsoft run``: looking inside a model from the command
-line (see :mod:`hardsoft.inspect`)."""
+line (see :mod:`hardsoft.model.inspect`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def add_trace(
     model: Any, results: list[dict[str, Any]], trace: bool, plot: Path | None, quiet: bool
 ) -> None:
     """Per result: ``attention`` (with ``trace``), and a heat map per input (with ``plot``)."""
-    from hardsoft.inspect import attention_summary, plot_attention
+    from hardsoft.model.inspect import attention_summary, plot_attention
 
     words = [r["input"] for r in results]
     if any(not w for w in words):
@@ -98,8 +98,8 @@ def agree_cmd(
     readout (y > threshold; for an EOS readout softmax(y) > threshold). Words come from the
     language's sampler (about half members) or are uniformly random."""
     from hardsoft.cli.sensitivity_cmds import parse_lengths
-    from hardsoft.inspect import agreement, check_same_alphabet
     from hardsoft.model import load_model
+    from hardsoft.model.inspect import agreement, check_same_alphabet
 
     a, b = load_model(a_path), load_model(b_path)
     check_same_alphabet(a, b)

@@ -47,10 +47,10 @@ def restrict_cmd(
 ) -> None:
     """Build a restriction under which the model's output depends on few positions (Depth
     Reduction Lemma), certify the dependency set, and verify a witness pair."""
+    from hardsoft.cli.common import load_model
     from hardsoft.languages import get_language, restriction_targets
     from hardsoft.limits.depth_reduction import Params
     from hardsoft.limits.restrict import flip_test, restrict
-    from hardsoft.model import load_model
 
     try:
         is_target = get_language(language).restriction_target

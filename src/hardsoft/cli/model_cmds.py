@@ -18,13 +18,14 @@ from hardsoft.cli.common import (
     float_option,
     input_file_option,
     int_option,
+    load_model,
     output_file_option,
     path_argument,
     print_json,
     seed_option,
 )
 from hardsoft.errors import HardsoftError
-from hardsoft.model import MASKS, WEIGHTINGS, load_model, random_model, save_model
+from hardsoft.model import MASKS, WEIGHTINGS, random_model, save_model
 from hardsoft.model.readout import acceptance_of
 
 
@@ -166,7 +167,7 @@ def run_cmd(
     for r in results:
         _print_result(r)
         if trace:
-            from hardsoft.inspect import format_summary
+            from hardsoft.model.inspect import format_summary
 
             for line in format_summary(r["attention"]):
                 console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -129,8 +129,8 @@ def sensitivity_cmd(
     Reports the max and mean influence on the last position (final layer), the supplement's
     term, Lemma 5's corrected bound and the fitted log-log slope (−1 means O(1/n)). Exit code 1
     if a measured value exceeds the bound (each violation names its input)."""
+    from hardsoft.cli.common import load_model
     from hardsoft.limits.sensitivity import measure_sensitivity
-    from hardsoft.model import load_model
 
     ns = parse_lengths(lengths, lo=2)
     if inputs not in ("uniform", "balanced"):
@@ -182,9 +182,8 @@ def _print_table(data: dict) -> None:
     console.print(table)
     if data["slope"] is not None:
         lo, hi = data["slope_ci"]
-        console.print(
-            f"log-log slope of the max influence: {data['slope']:.3f} [{lo:.3f}, {hi:.3f}]"
-        )
+        interval = f"[{lo:.3f}, {hi:.3f}]" if lo is not None else f"({data['slope_ci_note']})"
+        console.print(f"log-log slope of the max influence: {data['slope']:.3f} {interval}")
     if data["bound_reasons"]:
         console.print("no bound to check: " + "; ".join(data["bound_reasons"]))
     else:

@@ -29,7 +29,7 @@ import numpy as np
 from hardsoft.errors import HardsoftError
 
 if TYPE_CHECKING:
-    from hardsoft.limits.restriction import Restriction
+    from hardsoft.languages.restriction import Restriction
 
 _MAX_REJECTION_ROUNDS = 200
 

@@ -35,6 +35,10 @@ distribution after ``n`` symbols given ``|X| >= n``:
   distribution at step ``n``: the best predictor that ignores the prefix's content (it may know
   ``n``). For 2DYCK the marginal splits the closing mass equally between ``)`` and ``]``, which
   is exact because the process is invariant under swapping the two bracket types.
+
+The module is long but holds one job: the processes and their exact dynamic programs (the
+shared conditioning and cross-entropy DPs on :class:`HahnProcess`, each process's transitions
+and sampler beside it).
 """
 
 from __future__ import annotations

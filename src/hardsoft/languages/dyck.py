@@ -18,7 +18,7 @@ from hardsoft.errors import HardsoftError
 from hardsoft.languages.base import Language, _as_rng, check_length, codes_to_words
 
 if TYPE_CHECKING:
-    from hardsoft.limits.restriction import Restriction
+    from hardsoft.languages.restriction import Restriction
 
 DYCK_FIX_FRACTION = 0.2
 _PAIRS = ["()", "[]", "{}", "<>"] + [c + c.upper() for c in string.ascii_lowercase]

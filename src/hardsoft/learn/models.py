@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from hardsoft.errors import HardsoftError
+from hardsoft.learn.readout import declare_readout
 from hardsoft.model import (
     HeadSpec,
     LayerNormPlacement,
@@ -152,7 +153,7 @@ def load_trained(
     if not Path(path).is_file():
         raise HardsoftError(f"no trained model at {str(path)!r}")
     if cfg.arch == "transformer":
-        return load_model(path, device=device)
+        return declare_readout(load_model(path, device=device))
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 

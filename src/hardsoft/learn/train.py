@@ -33,6 +33,7 @@ from hardsoft.languages import get_language
 from hardsoft.learn.data import get_process, sample_batch, training_length
 from hardsoft.learn.models import ARCHS, ArchConfig, build_model, load_trained, logits, model_file
 from hardsoft.learn.models import save_trained as _save_model
+from hardsoft.learn.readout import TRAIN_ORIGIN, process_readout
 from hardsoft.learn.recognize import (
     ACCEPT_NAME,
     Objective,
@@ -270,9 +271,17 @@ def _optimizer(cfg: TrainConfig, model: torch.nn.Module) -> torch.optim.Optimize
 
 
 def _checkpoint(cfg: TrainConfig, run: Path, st: RunState) -> None:
-    meta = {"origin": "hardsoft train", "step": st.step, "config": cfg.to_dict()}
-    if is_recognizer(cfg):
-        meta["acceptance"] = acceptance_meta(cfg.language)
+    acceptance = (
+        acceptance_meta(cfg.language)
+        if is_recognizer(cfg)
+        else process_readout(cfg.language, cfg.p).to_dict()
+    )
+    meta = {
+        "origin": TRAIN_ORIGIN,
+        "step": st.step,
+        "config": cfg.to_dict(),
+        "acceptance": acceptance,
+    }
     _save_model(st.model, model_file(run, cfg.arch.arch), meta)
     state = {"optimizer": st.optimizer.state_dict(), "step": st.step}
     atomic_write(run / "optimizer.pt", lambda tmp: torch.save(state, tmp))

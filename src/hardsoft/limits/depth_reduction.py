@@ -23,6 +23,11 @@ ratio is ``C'/C = C_target^(1/L)``. The paper's k is astronomically large at pra
 attention is *captured*: it depends on no free input), which keeps the dependency sets small.
 The soundness of the final result never relies on the lemma's bounds: the exact analysis of
 :mod:`hardsoft.limits.dependency` certifies the output's dependency set.
+
+The module is long but holds one job, this one algorithm: its three stages share the builder's
+state (the restriction, the layer's tables and the log), and its pieces that stand alone live
+elsewhere (the analysis in :mod:`~hardsoft.limits.dependency`, the resampling in
+:mod:`~hardsoft.limits.lll`).
 """
 
 from __future__ import annotations

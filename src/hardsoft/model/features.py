@@ -28,6 +28,9 @@ from hardsoft.errors import HardsoftError
 ScalarFn = Callable[[torch.Tensor, int], torch.Tensor]
 Poly = tuple[float, float, float]
 PolyFn = Callable[[int], "Poly | None"]
+Cases = tuple[tuple[float, str], ...]
+"""A feature's finitely many values, each with the formula (hardsoft's logic syntax) that holds
+exactly at the positions where the feature takes that value."""
 
 
 @dataclass(frozen=True)
@@ -35,13 +38,19 @@ class PositionFeature:
     """One named position feature: ``compute(n)`` gives ``[n, dim]`` values at i = 1..n.
 
     ``polynomial(n)``, where known, gives ``(c0, c1, c2)`` with ``f(i, n) = c0 + c1·i + c2·i²``
-    for every i (the fast attention paths use it to find the keys a query can attend to)."""
+    for every i (the fast attention paths use it to find the keys a query can attend to).
+
+    ``cases``, where the feature takes finitely many values at every length (``1``, ``[i=1]``,
+    ``[i=n]``, ``(-1)^i``, ``[i mod m = r]`` and their products), lists each value with the
+    formula selecting its positions (``first``, ``!last``, ``MOD(2, 1)(i)``); None for
+    unbounded or n-dependent features. ``hardsoft decompile`` reads it."""
 
     name: str
     dim: int
     bounded: bool
     _fn: Callable[[int, torch.dtype, torch.device], torch.Tensor]
     _poly: PolyFn | None = None
+    cases: Cases | None = None
 
     def compute(
         self, n: int, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu"
@@ -55,12 +64,18 @@ class PositionFeature:
         return None if self._poly is None else self._poly(n)
 
 
-def _scalar(name: str, bounded: bool, fn: ScalarFn, poly: PolyFn | None = None) -> PositionFeature:
+def _scalar(
+    name: str,
+    bounded: bool,
+    fn: ScalarFn,
+    poly: PolyFn | None = None,
+    cases: Cases | None = None,
+) -> PositionFeature:
     def compute(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         i = torch.arange(1, n + 1, dtype=dtype, device=device)
         return fn(i, n).to(dtype).reshape(n, 1)
 
-    return PositionFeature(name, 1, bounded, compute, poly)
+    return PositionFeature(name, 1, bounded, compute, poly, cases)
 
 
 _SCALARS: dict[str, tuple[bool, ScalarFn]] = {
@@ -86,6 +101,14 @@ def _sqrt_ceil(n: int) -> int:
     return math.isqrt(n - 1) + 1 if n > 1 else 1
 
 
+_CASES: dict[str, Cases] = {
+    "1": ((1.0, "true"),),
+    "(-1)^i": ((-1.0, "MOD(2, 1)(i)"), (1.0, "MOD(2, 0)(i)")),
+    "[i=1]": ((1.0, "first"), (0.0, "!first")),
+    "[i=n]": ((1.0, "last"), (0.0, "!last")),
+}
+"""The scalar features with finitely many values (see :attr:`PositionFeature.cases`)."""
+
 _POLYS: dict[str, PolyFn] = {
     "1": lambda n: (1.0, 0.0, 0.0),
     "i": lambda n: (0.0, 1.0, 0.0),
@@ -107,8 +130,13 @@ def _canonical(name: str) -> str:
 def _mod_feature(m: int, r: int) -> PositionFeature:
     if m < 1 or not 0 <= r < m:
         raise HardsoftError(f"position feature [i mod {m} = {r}] needs m >= 1 and 0 <= r < m")
+    sel = f"MOD({m}, {r})(i)"
+    cases = ((1.0, "true"),) if m == 1 else ((1.0, sel), (0.0, f"!{sel}"))
     return _scalar(
-        f"[i mod {m} = {r}]", True, lambda i, n: (torch.remainder(i, m) == r).to(i.dtype)
+        f"[i mod {m} = {r}]",
+        True,
+        lambda i, n: (torch.remainder(i, m) == r).to(i.dtype),
+        cases=cases,
     )
 
 
@@ -172,7 +200,22 @@ def _product(parts: list[PositionFeature], name: str) -> PositionFeature:
             out = out * p.compute(n, dtype, device)
         return out
 
-    return PositionFeature(name, 1, all(p.bounded for p in parts), compute, _poly_product(parts))
+    return PositionFeature(
+        name, 1, all(p.bounded for p in parts), compute, _poly_product(parts), _case_product(parts)
+    )
+
+
+def _case_product(parts: list[PositionFeature]) -> Cases | None:
+    """The cases of a product of finite features: every combination, its value the product and
+    its formula the conjunction (combinations that never occur are harmless)."""
+    out: Cases = ((1.0, "true"),)
+    for p in parts:
+        if p.cases is None:
+            return None
+        out = tuple(
+            (v * w, g if f == "true" else f"({f}) & ({g})") for v, f in out for w, g in p.cases
+        )
+    return out
 
 
 def parse_feature(name: str) -> PositionFeature:
@@ -183,7 +226,7 @@ def parse_feature(name: str) -> PositionFeature:
         return _product(parts, "*".join(p.name for p in parts))
     if text in _SCALARS:
         bounded, fn = _SCALARS[text]
-        return _scalar(text, bounded, fn, _POLYS.get(text))
+        return _scalar(text, bounded, fn, _POLYS.get(text), _CASES.get(text))
     m = _MOD_RE.match(text)
     if m:
         return _mod_feature(int(m.group(1)), int(m.group(2)))

@@ -13,15 +13,16 @@ Two readouts, declared per model (never guessed from its name):
   a model that predicts the process exactly accepts exactly the language (``parity-even`` for
   the PARITY process, ``dyck2`` for 2DYCK).
 
-A model declares a readout in ``meta["acceptance"]`` (``{"kind", "index", "threshold"}``); a
-model written by ``hardsoft train`` (``meta["origin"] == "hardsoft train"``) gets the ``eos``
-readout of its process, and everything else the default.
+A model declares its readout in ``meta["acceptance"]`` (``{"kind", "index", "threshold",
+"language"}``); ``hardsoft train`` writes the ``eos`` readout of its process there (see
+:mod:`hardsoft.learn.readout`, which also fills it in, by the process's declared name, for a
+model file written before the readout was stored). A model that declares none gets the default.
+This module asks no other layer: the readout is data on the model.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from typing import Any
 
 import torch
@@ -76,26 +77,17 @@ class Acceptance:
 DEFAULT = Acceptance()
 
 
-@lru_cache(maxsize=32)
-def eos_readout(language: str, p: float | None) -> Acceptance:
-    """The ``eos`` readout of a model trained on Hahn's ``language`` process with parameter p."""
-    from hardsoft.learn.data import get_process
-
-    process = get_process(language, p)
-    p_end = float(process.next_probs("")[process.eos_index])
-    return Acceptance("eos", process.eos_index, p_end / 2.0, process.stops_in or None)
+def eos_midpoint(index: int, p_end: float, language: str | None = None) -> Acceptance:
+    """The ``eos`` readout at output ``index`` of a process that stops after a member prefix
+    with probability ``p_end`` (``P(EOS | ε)``): accept iff ``P(EOS) > p_end / 2``."""
+    return Acceptance("eos", index, p_end / 2.0, language)
 
 
 def acceptance_of(model: Any) -> Acceptance:
-    """The readout ``model`` declares (``meta["acceptance"]``), the ``eos`` readout of a model
-    trained by ``hardsoft train``, or the default coordinate-0 readout."""
+    """The readout ``model`` declares (``meta["acceptance"]``), or the default coordinate-0
+    readout."""
     meta = getattr(model, "meta", None) or {}
     declared = meta.get("acceptance")
     if declared:
         return Acceptance.from_dict(declared, model.spec.d_out)
-    config = meta.get("config")
-    if meta.get("origin") == "hardsoft train" and isinstance(config, dict):
-        language = config.get("language")
-        if isinstance(language, str) and model.spec.d_out == len(model.spec.alphabet) + 1:
-            return eos_readout(language, config.get("p"))
     return DEFAULT

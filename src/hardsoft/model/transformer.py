@@ -21,6 +21,7 @@ from torch import nn
 
 from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
+from hardsoft.memory import auto_chunk
 from hardsoft.model import fastpath
 from hardsoft.model.attention import attend, attend_chunked, weights_from_scores
 from hardsoft.model.features import feature_matrix
@@ -56,20 +57,6 @@ class ModuleSeq(nn.ModuleList, Generic[_M]):
 
     def __getitem__(self, idx: int | slice) -> _M | ModuleSeq[_M]:
         return cast("_M | ModuleSeq[_M]", super().__getitem__(idx))
-
-
-# The "auto" chunking policy, from benchmarks/results/chunked_hard.md and a side-by-side run on
-# 2 CPU cores: exact hard heads are 2-4x faster streamed in blocks of 512 once n > 512 (the full
-# path builds several n x n temporaries: 7 GB at n = 16384); softmax through SDPA is as fast as
-# the streamed path up to n = 4096, and is streamed beyond to keep memory O(n·d).
-AUTO_CHUNK_HARD = (512, 512)  # (block size, from length)
-AUTO_CHUNK_SOFT = (1024, 4096)
-
-
-def auto_chunk(weighting: str, n: int) -> int | None:
-    """The block size the "auto" policy uses for a head of ``weighting`` at length ``n``."""
-    size, start = AUTO_CHUNK_SOFT if weighting == "softmax" else AUTO_CHUNK_HARD
-    return size if n > start else None
 
 
 @dataclass

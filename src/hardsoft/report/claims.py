@@ -262,3 +262,27 @@ def _atlas(m: Mapping[str, Any]) -> tuple[str, str]:
         f"run here; {len(bad)} disagree"
     )
     return (EXTENDS if not bad else DEVIATES), key
+
+
+@claim(
+    "decompile-trained",
+    claim="A masked unique-hard transformer with finitely many position values computes a "
+    "language definable in LTL with position classes: a hardened trained recognizer "
+    "decompiles to a formula exact at every length, which is then decided against the task",
+    paper="Yang, Chiang & Angluin (2024); Butoi et al. (ICLR 2025) for the training protocol",
+    what_ran="small softmax recognizers of six star-free languages (several seeds), hardened "
+    "(leftmost), decompiled, the formula run against the model and decided against the task's "
+    "own formula at every length",
+)
+def _decompile_trained(m: Mapping[str, Any]) -> tuple[str, str]:
+    cells = list(m["cells"])
+    done = [c for c in cells if c["decompile"]["status"] == "decompiled"]
+    if not done:
+        return UNDETERMINED, f"no model decompiled ({cells[0]['decompile']['status']})"
+    exact = sum(c["decompile"]["model_mismatch"] is None for c in done)
+    proofs = sum(bool(c["decompile"].get("equal_at_every_length")) for c in done)
+    key = (
+        f"{len(done)}/{len(cells)} decompiled, {exact} formulas match their model; "
+        f"{proofs} proved equal to the task at every length"
+    )
+    return (EXTENDS if exact == len(done) == len(cells) else DEVIATES), key

@@ -1,0 +1,94 @@
+"""``hardsoft decompile``: a unique-hard transformer back to formulas, exact at every length."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from hardsoft.cli import app
+from hardsoft.cli.common import int_option, output_file_option, path_argument, print_json
+
+
+@app.command("decompile")
+def decompile_cmd(
+    model_path: Path = path_argument("MODEL", "A model file with unique-hard heads."),
+    out: Path = output_file_option(
+        required=False,
+        help="Write the formulas: one per line (a .json name writes the whole report).",
+    ),
+    max_classes: int = int_option(
+        100_000, "--max-classes", lo=1, help="Refuse a block estimated to have more classes."
+    ),
+    verify_n: int = int_option(
+        8, "--verify-n", lo=0, hi=64, help="Check every word up to this length (0: none)."
+    ),
+    random_words: int = int_option(
+        200, "--random-words", lo=0, help="Also check this many random words ..."
+    ),
+    random_max_n: int = int_option(1000, "--random-max-n", lo=1, help="... up to this length."),
+    harden: bool = typer.Option(
+        False, "--harden", help="Harden softmax heads first (leftmost); describes that model."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Decompile a unique-hard transformer into one formula per output, exact at every length.
+
+    Exact class propagation (Yang, Chiang & Angluin 2024): the residual vectors a position can
+    carry form finitely many classes, each with a formula; a leftmost/rightmost head becomes
+    an S/U/P/F/E/Y/X formula over them, and the readout a disjunction. The formulas (hardsoft's
+    logic syntax: `hardsoft eval`, `compile`, `check --formula` read them) are then checked
+    against the model on every word up to --verify-n and on random words. Average-hard and
+    softmax heads (without --harden) and unbounded position features are refused. See
+    docs/decompile.md."""
+    from hardsoft.decompile import decompile
+    from hardsoft.logic.syntax import to_text
+    from hardsoft.model import load_model
+    from hardsoft.model.io import atomic_write
+
+    model = load_model(model_path)
+    result = decompile(
+        model,
+        max_classes=max_classes,
+        verify_n=verify_n,
+        random_words=random_words,
+        random_max_n=random_max_n,
+        harden=harden,
+    )
+    info = result.to_dict()
+    if out is not None:
+        if out.suffix == ".json":
+            text = json.dumps(info, indent=2) + "\n"
+        else:
+            text = "".join(to_text(f) + "\n" for f in result.formulas)
+        atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+        info["path"] = str(out)
+    if as_json:
+        print_json(info)
+        return
+    _print(info, result.hardened)
+
+
+def _print(info: dict, hardened: bool) -> None:
+    model = info["model"]
+    if hardened:
+        print("note: softmax heads were hardened (leftmost); the formulas describe that model")
+    print(
+        f"model: {model['layers']} layers, {model['heads']} heads, d_model {model['d_model']}, "
+        f"{model['parameters']:,} parameters; classes per layer {info['classes']}"
+    )
+    for o in info["outputs"]:
+        print(f"{o['name']} ({o['readout']}):  {o['formula']}")
+        print(f"  size {o['size']}, temporal depth {o['temporal_depth']}")
+    v = info["verified"]
+    print(
+        f"verified: {v['mismatches']} mismatches in {v['positions']:,} positions of "
+        f"{v['strings']:,} words (all words up to n = {v['exhaustive_n']}, random up to "
+        f"n = {v['max_n']})"
+    )
+    if "first_mismatch" in v:
+        print(f"first mismatch: {v['first_mismatch']!r}")
+    print("exact at every length: class propagation (see docs/decompile.md)")
+    if "path" in info:
+        print(f"wrote {info['path']}")

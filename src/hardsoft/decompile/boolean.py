@@ -1,0 +1,480 @@
+"""Position predicates as BDDs over atoms, and back to short formulas.
+
+A predicate is a Boolean function of *atoms*: formulas of hardsoft's logic whose value at a
+position is known (a symbol ``'a'``, ``first``, ``last``, ``MOD(m, r)(i)``, or a temporal
+formula ``Y φ``, ``φ S ψ``, ``P φ``... over lower predicates). Atoms are hash-consed (one BDD
+variable per distinct formula), so equal subformulas are shared.
+
+Facts hold at every position of every word: the *base* facts (exactly one symbol; the
+position atoms that can occur together) and facts about temporal atoms (``P φ → ¬first``;
+``Y φ ∧ Y ψ → false`` when φ ∧ ψ is never true; ``P φ → P ψ`` when φ implies ψ...).
+Predicates are compared and minimised modulo the facts whose atoms the predicate mentions
+(``care(u)``; any set of true facts is sound, fewer only simplify less).
+
+:meth:`Predicates.formula` turns a BDD into a formula: an irredundant sum of products
+(Minato–Morreale ISOP) with ``¬care`` as don't-care, factored by common literals, or the
+negation of the complement's cover where that is smaller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+try:  # CUDD (C) where built, else the pure-Python BDD: the same API
+    from dd.cudd import BDD, Function
+except ImportError:  # pragma: no cover
+    from dd.autoref import BDD, Function  # type: ignore[assignment]
+
+from hardsoft.logic.syntax import (
+    And,
+    Const,
+    First,
+    Formula,
+    Future,
+    Last,
+    Mod,
+    Next,
+    Not,
+    Or,
+    Past,
+    Position,
+    Prev,
+    Since,
+    Somewhere,
+    Until,
+    size,
+)
+
+Cube = tuple[tuple[str, bool], ...]
+
+_UNARY = {"Y": Prev, "X": Next, "P": Past, "F": Future, "E": Somewhere}
+_BINARY = {"S": Since, "U": Until}
+
+
+class Predicates:
+    """A BDD manager whose variables are hash-consed atom formulas (see the module doc)."""
+
+    def __init__(self) -> None:
+        self.bdd = BDD()
+        self.var_of: dict[Formula, str] = {}
+        self.atom_of: dict[str, Formula] = {}
+        self.base: Function = self.bdd.true
+        self._base_vars: set[str] = set()
+        self._facts_list: list[tuple[frozenset[str], Function]] = []
+        self._care_memo: dict[frozenset[str], Function] = {}
+        self.defs: dict[str, tuple[str, tuple[Function, ...]]] = {}
+        """Temporal atom variable -> (operator, argument predicates)."""
+        self._temporal: dict[str, list[tuple[str, Function, Function]]] = {}
+        self._formula_memo: dict[Any, Formula] = {}
+        self._isop_memo: dict[tuple[Any, Any], tuple[list[Cube], Function]] = {}
+
+    # ------------------------------------------------------------------ atoms and facts
+    @property
+    def true(self) -> Function:
+        return self.bdd.true
+
+    @property
+    def false(self) -> Function:
+        return self.bdd.false
+
+    def atom(self, formula: Formula) -> Function:
+        """The BDD variable of ``formula`` (declared on first use)."""
+        name = self.var_of.get(formula)
+        if name is None:
+            name = f"a{len(self.var_of)}"
+            self.bdd.declare(name)
+            self.var_of[formula] = name
+            self.atom_of[name] = formula
+        return self.bdd.var(name)
+
+    def assume(self, fact: Function, base: bool = False) -> None:
+        """Record ``fact`` as true at every position of every word (``base``: a fact about
+        symbols and position atoms, always used)."""
+        if base:
+            self.base = self.base & fact
+            self._base_vars |= set(self.bdd.support(fact))
+        else:
+            self._facts_list.append((frozenset(self.bdd.support(fact)), fact))
+        self._care_memo.clear()
+
+    def mark_base(self) -> None:
+        """Every atom declared so far (symbols, position atoms) is a base atom: the facts
+        about them are used for every predicate."""
+        self._base_vars |= set(self.atom_of)
+        self._care_memo.clear()
+
+    def care(self, *us: Function) -> Function:
+        """The conjunction of the facts about the atoms of ``us`` (and the base facts)."""
+        support: set[str] = set(self._base_vars)
+        for u in us:
+            support |= set(self.bdd.support(u))
+        key = frozenset(support)
+        hit = self._care_memo.get(key)
+        if hit is None:
+            hit = self.base
+            for atoms, fact in self._facts_list:
+                if atoms <= key:
+                    hit = hit & fact
+            self._care_memo[key] = hit
+        return hit
+
+    def is_false(self, u: Function) -> bool:
+        """Whether ``u`` holds at no position of any word (modulo the facts)."""
+        return (u & self.care(u)) == self.bdd.false
+
+    def implies(self, u: Function, v: Function) -> bool:
+        return self.is_false(u & ~v)
+
+    def equal(self, u: Function, v: Function) -> bool:
+        return self.is_false(u & ~v) and self.is_false(v & ~u)
+
+    def constant(self, u: Function) -> bool | None:
+        """True/False if ``u`` is constant modulo ``care``, else None."""
+        if self.is_false(u):
+            return False
+        if self.is_false(~u):
+            return True
+        return None
+
+    # ------------------------------------------------------------------ temporal atoms
+    def unary(self, op: str, arg: Function) -> Function:
+        """``op arg`` for op in Y X P F E, with constant folding and its facts recorded."""
+        value = self.constant(arg)
+        if value is False:
+            return self.false
+        if value is True:
+            if op == "E":
+                return self.true
+            return ~self.atom(First()) if op in "YP" else ~self.atom(Last())
+        if op in "YX":
+            absorbed = self._absorb(op, arg)
+            if absorbed is not None:
+                return absorbed
+        formula = _UNARY[op](self.formula(arg))
+        fresh = formula not in self.var_of
+        u = self.atom(formula)
+        if fresh:
+            self.defs[self.var_of[formula]] = (op, (arg,))
+            self._facts(op, arg, u)
+        return u
+
+    def _absorb(self, op: str, arg: Function) -> Function | None:
+        """``Y`` of a non-strict past operator is the strict one: ``Y (x | P x) = P x`` and
+        ``Y (y | x & (x S y)) = x S y`` (and ``X`` with ``F``, ``U``)."""
+        eventually, since = ("P", "S") if op == "Y" else ("F", "U")
+        for var in self.bdd.support(arg):
+            d = self.defs.get(var)
+            if d is None:
+                continue
+            v = self.bdd.var(var)
+            if d[0] == eventually:
+                inner = d[1][0] | v
+            elif d[0] == since:
+                inner = d[1][1] | (d[1][0] & v)
+            else:
+                continue
+            if self.equal(arg, inner):
+                return v
+            if self.equal(arg, ~inner):  # Y !(x | P x) = !P x & !first
+                return ~v & ~self.atom(First() if op == "Y" else Last())
+        return None
+
+    def binary(self, op: str, left: Function, right: Function) -> Function:
+        """``left S right`` or ``left U right`` (strict), with constant folding."""
+        r = self.constant(right)
+        if r is False:
+            return self.false
+        lv = self.constant(left)
+        if lv is False:
+            return self.unary("Y" if op == "S" else "X", right)
+        if lv is True:
+            return self.unary("P" if op == "S" else "F", right)
+        if self.implies(~left, right):  # the nearest non-left position satisfies right if any
+            return self.unary("P" if op == "S" else "F", right)
+        left = self.simplify(left, ~right)  # φ S ψ reads φ only where ψ fails
+        formula = _BINARY[op](self.formula(left), self.formula(right))
+        fresh = formula not in self.var_of
+        u = self.atom(formula)
+        if fresh:
+            self.defs[self.var_of[formula]] = (op, (left, right))
+            self.assume(~u | ~self.atom(First() if op == "S" else Last()))
+            eventually = self.unary("P" if op == "S" else "F", right)
+            self.assume(~u | eventually)
+        return u
+
+    def _facts(self, op: str, arg: Function, u: Function) -> None:
+        """Facts about a new temporal atom ``u = op arg`` relating it to earlier ones."""
+        self._parity_facts(op, arg, u)
+        if op in "YP":
+            self.assume(~u | ~self.atom(First()))
+        elif op in "XF":
+            self.assume(~u | ~self.atom(Last()))
+        family = {"Y": "YP", "P": "YP", "X": "XF", "F": "XF", "E": "E"}[op]
+        edge = {"YP": self.atom(First()), "XF": self.atom(Last()), "E": self.false}[family]
+        for other_op, other_arg, v in self._temporal.get(family, []):
+            if op == other_op and self.is_false(~arg & ~other_arg):  # one of them is always true
+                self.assume(u | v | edge)
+            if op == other_op and op in "YX" and self.is_false(arg & other_arg):
+                self.assume(~u | ~v)
+            if self.implies(arg, other_arg) and _weaker(op, other_op):
+                self.assume(~u | v)
+            if self.implies(other_arg, arg) and _weaker(other_op, op):
+                self.assume(~v | u)
+        self._temporal.setdefault(family, []).append((op, arg, u))
+
+    def _parity_facts(self, op: str, arg: Function, u: Function) -> None:
+        """``op`` applied to a parity: the neighbours have the other parity (``Y MOD(2, 0)(i)``
+        is ``MOD(2, 1)(i) & !first``; ``P MOD(2, 0)(i)`` holds at every odd i > 1)."""
+        par = _parity_atoms(self)
+        if par is None:
+            return
+        for r in (0, 1):
+            if not self.equal(arg, par[r]):
+                continue
+            edge = self.atom(First()) if op in "YP" else self.atom(Last())
+            if op in "YX":
+                w = par[1 - r] & ~edge
+                self.assume((u & w) | (~u & ~w))
+            elif op in "PF":
+                self.assume(~(par[1 - r] & ~edge) | u)
+
+    # ------------------------------------------------------------------ back to formulas
+    def formula(self, u: Function) -> Formula:
+        """A short formula equal to ``u`` on every position (modulo the facts known now).
+        Temporal atoms print as they were named when created (the atom's identity)."""
+        return self._render(u, self._formula_memo, None)
+
+    def render(self, u: Function) -> Formula:
+        """Like :meth:`formula`, but every temporal atom's arguments re-simplified with all
+        facts known now (facts learnt after an atom was created simplify it too)."""
+        memo: dict[Any, Formula] = {}
+        atoms: dict[str, Formula] = {}
+        return self._render(u, memo, atoms)
+
+    def _render(
+        self, u: Function, memo: dict[Any, Formula], atoms: dict[str, Formula] | None
+    ) -> Formula:
+        hit = memo.get(u)
+        if hit is not None:
+            return hit
+        value = self.constant(u)
+        if value is not None:
+            out: Formula = Const(value)
+        else:
+            care = self.care(u)
+            pos = self._cover(u & care, u | ~care, care)
+            neg = self._cover(~u & care, ~u | ~care, care)
+            f_pos = self._factor(pos, memo, atoms)
+            f_neg = _negate(self._factor(neg, memo, atoms))
+            out = f_pos if size(f_pos) <= size(f_neg) else f_neg
+        memo[u] = out
+        return out
+
+    def _atom_text(
+        self, var: str, memo: dict[Any, Formula], atoms: dict[str, Formula] | None
+    ) -> Formula:
+        if atoms is None or var not in self.defs:
+            return self.atom_of[var]
+        hit = atoms.get(var)
+        if hit is None:
+            op, args = self.defs[var]
+            parts = [self._render(a, memo, atoms) for a in args]
+            hit = _UNARY[op](parts[0]) if op in _UNARY else _BINARY[op](parts[0], parts[1])
+            atoms[var] = hit
+        return hit
+
+    def simplify(self, u: Function, domain: Function) -> Function:
+        """A predicate equal to ``u`` wherever ``domain`` holds (``domain`` must hold at every
+        position, e.g. the disjunction of a layer's classes), as short a cover as found."""
+        value = self.constant(u & domain)
+        if value is False:
+            return self.false
+        if self.is_false(~u & domain):
+            return self.true
+        care = self.care(u) & domain
+        cubes = self._cover(u & care, u | ~care, care)
+        out = self.false
+        for cube in cubes:
+            out = out | self._cube(cube)
+        return out
+
+    def _cover(self, lower: Function, upper: Function, care: Function) -> list[Cube]:
+        """An ISOP cover of [lower, upper], each cube then shortened where a literal of
+        another atom lets others go (``¬'b' ∧ ¬'c'`` is ``'a'`` over the alphabet abc), and
+        cubes covered by the others dropped."""
+        cubes = self._isop(lower, upper)[0]
+        support = set(self.bdd.support(lower))
+        support |= {self.var_of[a] for a in (First(), Last()) if a in self.var_of}
+        extra = [(v, True) for v in sorted(support)] + [(v, False) for v in sorted(support)]
+        if len(cubes) * len(extra) > 4000:
+            extra = []
+        better = []
+        for cube in cubes:
+            best = self._expand(cube, upper)
+            duty = self._cube(cube) & care  # what the cube must go on covering
+            for lit in extra:
+                if any(v == lit[0] for v, _ in best):
+                    continue
+                trial = self._expand((lit, *best), upper)
+                if _cost(trial) < _cost(best) and (duty & ~self._cube(trial)) == self.false:
+                    best = trial
+            better.append(best)
+        kept = list(dict.fromkeys(better))
+        for cube in list(kept):
+            others = self.false
+            for c in kept:
+                if c is not cube:
+                    others = others | self._cube(c)
+            if (lower & ~others) == self.false:
+                kept.remove(cube)
+        return kept
+
+    def _cube(self, cube: Cube) -> Function:
+        out = self.true
+        for var, value in cube:
+            out = out & (self.bdd.var(var) if value else ~self.bdd.var(var))
+        return out
+
+    def _expand(self, cube: Cube, upper: Function) -> Cube:
+        """Drop literals from ``cube`` (last first) while it stays inside ``upper``."""
+        lits = list(cube)
+        for lit in reversed(list(lits)):
+            trial = [x for x in lits if x != lit]
+            if (self._cube(tuple(trial)) & ~upper) == self.false:
+                lits = trial
+        return tuple(lits)
+
+    def _isop(self, lower: Function, upper: Function) -> tuple[list[Cube], Function]:
+        """Minato–Morreale: an irredundant cover c with lower <= c <= upper."""
+        if lower == self.bdd.false:
+            return [], self.bdd.false
+        if upper == self.bdd.true:
+            return [()], self.bdd.true
+        key = (lower, upper)
+        hit = self._isop_memo.get(key)
+        if hit is not None:
+            return hit
+        x = self._top(lower, upper)
+        l0, l1 = self._cof(lower, x, False), self._cof(lower, x, True)
+        u0, u1 = self._cof(upper, x, False), self._cof(upper, x, True)
+        c0, f0 = self._isop(l0 & ~u1, u0)
+        c1, f1 = self._isop(l1 & ~u0, u1)
+        rest_lower = (l0 & ~f0) | (l1 & ~f1)
+        cs, fs = self._isop(rest_lower, u0 & u1)
+        var = self.bdd.var(x)
+        cover = [((x, False), *c) for c in c0] + [((x, True), *c) for c in c1] + cs
+        result = (cover, (~var & f0) | (var & f1) | fs)
+        self._isop_memo[key] = result
+        return result
+
+    def _top(self, a: Function, b: Function) -> str:
+        levels = [(self.bdd.level_of_var(f.var), f.var) for f in (a, b) if f.var is not None]
+        return min(levels)[1]
+
+    def _cof(self, u: Function, var: str, value: bool) -> Function:
+        return self.bdd.let({var: value}, u)
+
+    def _factor(
+        self,
+        cubes: list[Cube],
+        memo: dict[Any, Formula],
+        atoms: dict[str, Formula] | None,
+    ) -> Formula:
+        """Sum of products, factored greedily by the literal shared by most cubes."""
+        if not cubes:
+            return Const(False)
+        if any(not c for c in cubes):
+            return Const(True)
+        counts: dict[tuple[str, bool], int] = {}
+        for c in cubes:
+            for lit in c:
+                counts[lit] = counts.get(lit, 0) + 1
+        lit, count = max(counts.items(), key=lambda kv: (kv[1], kv[0][1], kv[0][0]))
+        if count == 1 or len(cubes) == 1:
+            return _disjoin(
+                [_conjoin([self._literal(x, memo, atoms) for x in sorted(c)]) for c in cubes]
+            )
+        inner = [tuple(x for x in c if x != lit) for c in cubes if lit in c]
+        rest = [c for c in cubes if lit not in c]
+        head = _conjoin([self._literal(lit, memo, atoms), self._factor(inner, memo, atoms)])
+        return _disjoin([head, self._factor(rest, memo, atoms)]) if rest else head
+
+    def _literal(
+        self, lit: tuple[str, bool], memo: dict[Any, Formula], atoms: dict[str, Formula] | None
+    ) -> Formula:
+        atom = self._atom_text(lit[0], memo, atoms)
+        return atom if lit[1] else _negate(atom)
+
+
+def _parity_atoms(p: Predicates) -> dict[int, Function] | None:
+    atoms = {r: Mod(2, r, Position()) for r in (0, 1)}
+    if not all(a in p.var_of for a in atoms.values()):
+        return None
+    return {r: p.atom(a) for r, a in atoms.items()}
+
+
+def _cost(cube: Cube) -> tuple[int, int]:
+    """Fewer literals first, then fewer negated ones (``'a'`` over ``!'c'`` given 'b')."""
+    return len(cube), sum(1 for _, value in cube if not value)
+
+
+def _flatten_or(items: list[Formula]) -> list[Formula]:
+    out: list[Formula] = []
+    stack = list(reversed(items))
+    while stack:
+        f = stack.pop()
+        if isinstance(f, Or):
+            stack.extend([f.right, f.left])
+        else:
+            out.append(f)
+    return out
+
+
+def _weaker(op: str, other: str) -> bool:
+    """Whether ``op φ`` implies ``other ψ`` whenever φ implies ψ."""
+    return op == other or (op, other) in {("Y", "P"), ("X", "F")}
+
+
+def _negate(f: Formula) -> Formula:
+    if isinstance(f, Const):
+        return Const(not f.value)
+    if isinstance(f, Not):
+        return f.arg
+    return Not(f)
+
+
+def _conjoin(parts: Iterable[Formula]) -> Formula:
+    items = [p for p in parts if p != Const(True)]
+    if any(p == Const(False) for p in items):
+        return Const(False)
+    if not items:
+        return Const(True)
+    out = items[0]
+    for p in items[1:]:
+        out = And(out, p)
+    return out
+
+
+def _somewhere(items: list[Formula]) -> list[Formula]:
+    """``x | P x | F x`` is ``E x`` (among the disjuncts ``items``)."""
+    for item in list(items):
+        if isinstance(item, Past) and item.arg in items and Future(item.arg) in items:
+            x = item.arg
+            items = [i for i in items if i not in (x, item, Future(x))] + [Somewhere(x)]
+    return items
+
+
+def _disjoin(parts: Iterable[Formula]) -> Formula:
+    items = _somewhere(_flatten_or([p for p in parts if p != Const(False)]))
+    if any(p == Const(True) for p in items):
+        return Const(True)
+    if not items:
+        return Const(False)
+    out = items[0]
+    for p in items[1:]:
+        out = Or(out, p)
+    return out
+
+
+__all__ = ["Predicates", "Last", "First"]

@@ -1,0 +1,500 @@
+"""Exact class propagation through a unique-hard transformer (the core of ``decompile``).
+
+A *class* is one residual vector that positions can carry, with the predicate (a position
+formula, held as a BDD over atoms: see :mod:`hardsoft.decompile.boolean`) that says at which
+positions of which words it is carried. The classes of a layer partition the positions of every
+word, so the model's output at a position is a function of the final class there.
+
+* Layer 0: one class per (symbol, value tuple of the position features); the features must take
+  finitely many values (:attr:`PositionFeature.cases`), and only tuples that occur at some
+  position are kept (they are periodic in i apart from the first and last position, so the
+  lengths n <= 2·period + 2 show them all).
+* A block: for each head, the queries, keys and values of every class come from the model's
+  analysis API (``Block.attn_input``, ``Head.query/key/value/scores``, ``Head.result``). A
+  unique-hard head at a query of class c attends to a position of class k iff no position in
+  the mask window carries a class scoring higher against c, and the nearest window position
+  (the head's tie rule: rightmost or leftmost) among those scoring equal to k carries k: an
+  S/U/P/F/E formula over class predicates (:func:`head_outcomes`). A strict mask with no
+  window position (``strict-future`` at i = 1, ``strict-past`` at i = n) gives the zero output.
+  Each combination (query class, one outcome per head) whose predicate can hold becomes a
+  residual ``x + Σ head outputs`` passed through ``Block.after_attention``; equal vectors are
+  merged (their predicates or-ed).
+* Readout: ``Transformer.readout`` of the final classes.
+
+Everything is computed in float64 on a float64 copy of the model. Scores are compared exactly:
+keys whose scores against a query are bitwise equal are a tie, broken by position as the model
+does. (Caveat: the model's own forward pass may round differently in the last bit, e.g. when it
+runs in float32 or batches its matrix products otherwise; an exact tie or a score gap below
+that rounding could then be decided differently. The built-in verification in
+:func:`hardsoft.decompile.decompile` checks the formulas against the model's own forward pass.)
+
+API (stable; other engines read it)::
+
+    table = propagate(model, max_classes=100_000)       # ClassTable
+    table.layers[l].vectors    [C_l, d_model] float64    classes entering block l (l = L: final)
+    table.layers[l].predicates list of BDDs (table.preds.formula(p) -> Formula)
+    table.layers[l].heads[h]   HeadTable of block l's head h:
+        .scores   [C_l, C_l] float64, exact Head.scores of query class × key class
+        .outputs  [C_l, d_model] float64, Head.result of each key class's value
+        .weighting, .mask
+    table.outputs              [C_L, d_out] float64, Transformer.readout of the final classes
+    table.formula(l, c)        the predicate of class c of layer l as a formula
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from functools import reduce
+from itertools import product
+
+import numpy as np
+import torch
+
+from hardsoft.decompile.boolean import Function, Predicates
+from hardsoft.errors import HardsoftError
+from hardsoft.logic.parser import parse
+from hardsoft.logic.syntax import (
+    And,
+    Const,
+    First,
+    Formula,
+    Last,
+    Mod,
+    Not,
+    Or,
+    Position,
+    Sym,
+    subnodes,
+)
+from hardsoft.model.features import PositionFeature, parse_feature
+from hardsoft.model.spec import Mask, Weighting
+from hardsoft.model.transformer import Block, Head, Transformer
+
+DEFAULT_MAX_CLASSES = 100_000
+
+
+@dataclass
+class HeadTable:
+    """One head read on the classes of its layer (see the module docstring)."""
+
+    layer: int
+    head: int
+    weighting: Weighting
+    mask: Mask
+    scores: np.ndarray
+    outputs: np.ndarray
+
+    @property
+    def name(self) -> str:
+        return f"blocks.{self.layer}.attn.{self.head}"
+
+
+@dataclass
+class LayerClasses:
+    """The classes entering a block (or the final ones) and that block's head tables."""
+
+    vectors: np.ndarray
+    predicates: list[Function]
+    heads: list[HeadTable] = field(default_factory=list)
+    domain: Function | None = None
+    """The disjunction of the predicates: true at every position (the classes partition the
+    positions), so predicates may be simplified wherever it holds."""
+
+    def union(self, preds: Predicates, members: list[int] | np.ndarray) -> Function:
+        """The disjunction of the members' predicates, simplified on the domain."""
+        u = reduce(lambda a, b: a | b, (self.predicates[k] for k in members), preds.false)
+        return u if self.domain is None else preds.simplify(u, self.domain)
+
+    def __len__(self) -> int:
+        return len(self.predicates)
+
+
+@dataclass
+class ClassTable:
+    """The result of :func:`propagate`."""
+
+    model: Transformer
+    preds: Predicates
+    layers: list[LayerClasses]
+    outputs: np.ndarray
+    features: tuple[str, ...]
+
+    def formula(self, layer: int, c: int) -> Formula:
+        return self.preds.formula(self.layers[layer].predicates[c])
+
+    @property
+    def counts(self) -> list[int]:
+        return [len(layer) for layer in self.layers]
+
+
+# ---------------------------------------------------------------------------- checks
+
+
+def unsupported(model: Transformer) -> str | None:
+    """Why ``model`` cannot be decompiled (the first head or feature that cannot), or None."""
+    for ell, block in enumerate(model.blocks):
+        for h, head in enumerate(block.heads):
+            w = head.spec.weighting
+            where = f"blocks.{ell}.attn.{h}"
+            if w is Weighting.SOFTMAX:
+                return (
+                    f"head {where} is a softmax head: decompile reads unique-hard heads "
+                    "(leftmost, rightmost); --harden decompiles the hardened model"
+                )
+            if w is Weighting.AVERAGE:
+                return (
+                    f"head {where} is an average-hard head: it averages over positions, so its "
+                    "output takes unboundedly many values (counting terms are not decompiled)"
+                )
+    for name in model.spec.position_features:
+        if parse_feature(name).cases is None:
+            return (
+                f"position feature {name!r} takes unboundedly many values or depends on n; "
+                "decompile needs features with finitely many values "
+                "(1, [i=1], [i=n], (-1)^i, [i mod m = r] and their products)"
+            )
+    return None
+
+
+def check(model: Transformer) -> None:
+    """Raise a one-line HardsoftError if ``model`` cannot be decompiled."""
+    reason = unsupported(model)
+    if reason is not None:
+        raise HardsoftError(reason)
+    if model.spec.d_out < 1:
+        raise HardsoftError("the model has no outputs")
+
+
+# ---------------------------------------------------------------------------- layer 0
+
+
+def _moduli(features: list[PositionFeature]) -> list[int]:
+    mods: set[int] = set()
+    for f in features:
+        for _, text in f.cases or ():
+            mods.update(n.modulus for n in subnodes(parse(text)) if isinstance(n, Mod))
+    return sorted(mods)
+
+
+def _position_atoms(preds: Predicates, moduli: list[int]) -> None:
+    """Declare first, last and MOD(m, r)(i), and assume the combinations that occur."""
+    period = reduce(math.lcm, moduli, 1)
+    seen = preds.false
+    for n in range(1, 2 * period + 3):
+        for i in range(1, n + 1):
+            cube = _lit(preds, First(), i == 1) & _lit(preds, Last(), i == n)
+            for m in moduli:
+                for r in range(m):
+                    cube = cube & _lit(preds, Mod(m, r, Position()), i % m == r)
+            seen = seen | cube
+    preds.assume(seen, base=True)
+
+
+def _lit(preds: Predicates, atom: Formula, value: bool) -> Function:
+    u = preds.atom(atom)
+    return u if value else ~u
+
+
+def to_bdd(preds: Predicates, f: Formula) -> Function:
+    """A Boolean combination of atoms as a BDD (position atoms: first, last, MOD(m, r)(i))."""
+    if isinstance(f, Const):
+        return preds.true if f.value else preds.false
+    if isinstance(f, Not):
+        return ~to_bdd(preds, f.arg)
+    if isinstance(f, And):
+        return to_bdd(preds, f.left) & to_bdd(preds, f.right)
+    if isinstance(f, Or):
+        return to_bdd(preds, f.left) | to_bdd(preds, f.right)
+    return preds.atom(f)
+
+
+def layer0(m64: Transformer, preds: Predicates) -> LayerClasses:
+    """One class per (symbol, feature value tuple that occurs), from ``Transformer.embed``."""
+    features = [parse_feature(name) for name in m64.spec.position_features]
+    moduli = _moduli(features)
+    alphabet = m64.spec.alphabet
+    syms = [preds.atom(Sym(a)) for a in alphabet]
+    exactly_one = preds.false
+    for k in range(len(syms)):
+        cube = preds.true
+        for j, u in enumerate(syms):
+            cube = cube & (u if j == k else ~u)
+        exactly_one = exactly_one | cube
+    preds.assume(exactly_one, base=True)
+    _position_atoms(preds, moduli)
+    preds.mark_base()
+    period = reduce(math.lcm, moduli, 1)
+    witness: dict[tuple[float, ...], tuple[int, int]] = {}
+    for n in range(1, 2 * period + 3):
+        raw = _raw_features(features, n)
+        for i in range(n):
+            witness.setdefault(tuple(float(v) for v in raw[i]), (i, n))
+    vectors, predicates = [], []
+    for values, (i, n) in witness.items():
+        where = preds.true
+        offset = 0
+        for f in features:
+            vals = values[offset : offset + f.dim]
+            offset += f.dim
+            options = [text for v, text in f.cases or () if (v,) == vals]
+            if not options:
+                raise HardsoftError(f"position feature {f.name!r} has an undeclared value {vals}")
+            where = where & reduce(lambda a, b: a | b, (to_bdd(preds, parse(t)) for t in options))
+        for a, sym in zip(alphabet, syms):
+            tokens = torch.full((1, n), m64.symbol_index[a], dtype=torch.long)
+            with torch.no_grad():
+                vectors.append(m64.embed(tokens)[0, i].numpy())
+            predicates.append(sym & where)
+    return _merge(np.stack(vectors), predicates, preds)
+
+
+def _raw_features(features: list[PositionFeature], n: int) -> np.ndarray:
+    if not features:
+        return np.zeros((n, 0))
+    return np.concatenate([f.compute(n).numpy() for f in features], axis=1)
+
+
+def _merge(vectors: np.ndarray, predicates: list[Function], preds: Predicates) -> LayerClasses:
+    """Merge equal vectors (their predicates or-ed); drop predicates that never hold."""
+    groups: dict[bytes, int] = {}
+    out_vecs: list[np.ndarray] = []
+    out_preds: list[Function] = []
+    for vec, pred in zip(vectors, predicates):
+        if preds.is_false(pred):
+            continue
+        vec = vec + 0.0  # -0.0 and 0.0 are one value
+        key = vec.tobytes()
+        if key in groups:
+            out_preds[groups[key]] = out_preds[groups[key]] | pred
+        else:
+            groups[key] = len(out_vecs)
+            out_vecs.append(vec)
+            out_preds.append(pred)
+    width = vectors.shape[1] if vectors.ndim == 2 else 0
+    stacked = np.stack(out_vecs) if out_vecs else np.zeros((0, width))
+    domain = reduce(lambda a, b: a | b, out_preds, preds.false)
+    out_preds = [preds.simplify(u, domain) for u in out_preds]
+    return LayerClasses(stacked, out_preds, domain=domain)
+
+
+# ---------------------------------------------------------------------------- one head
+
+
+def head_table(block: Block, head: Head, classes: LayerClasses, ell: int, h: int) -> HeadTable:
+    """Scores and outputs of ``head`` on every (query class, key class), via the model's API."""
+    with torch.no_grad():
+        x = torch.from_numpy(classes.vectors)
+        a_in = block.attn_input(x)
+        q, k, v = head.qkv(a_in)
+        scores = head.scores(q, k, 1).numpy()  # hard heads: the scale does not depend on n
+        outputs = head.result(v).numpy() + 0.0
+    return HeadTable(ell, h, head.spec.weighting, head.spec.mask, scores, outputs)
+
+
+def _exists(p: Predicates, mask: Mask, x: Function) -> Function:
+    """Some position of the query's mask window satisfies ``x``."""
+    if mask is Mask.NONE:
+        return p.unary("E", x)
+    if mask is Mask.FUTURE:
+        return x | p.unary("P", x)
+    if mask is Mask.STRICT_FUTURE:
+        return p.unary("P", x)
+    if mask is Mask.PAST:
+        return x | p.unary("F", x)
+    return p.unary("F", x)
+
+
+def _parity_of(p: Predicates, ctx: Function) -> int | None:
+    """r if every position of ``ctx`` has i mod 2 = r (and the MOD(2, r)(i) atoms exist)."""
+    for r in (0, 1):
+        atom = Mod(2, r, Position())
+        if atom in p.var_of and p.implies(ctx, p.atom(atom)):
+            return r
+    return None
+
+
+def _adjacent(p: Predicates, ctx: Function, lower: Function) -> bool:
+    """Whether the lower-tier positions are exactly those of the query's parity, at a query
+    of known parity (higher tiers being absent from the window): then the nearest tier
+    position is the neighbour (Y or X)."""
+    r = _parity_of(p, ctx)
+    return r is not None and p.equal(lower, p.atom(Mod(2, r, Position())))
+
+
+def _flip_parity(p: Predicates, ctx: Function, k: Function) -> Function:
+    """``k`` read at a neighbour of a query of known parity r: its parity atoms fixed to the
+    other parity (so ``Y ('a' & MOD(2, 0)(i))`` at an odd query is ``Y 'a'``)."""
+    r = _parity_of(p, ctx)
+    assert r is not None
+    names = {rr: p.var_of[Mod(2, rr, Position())] for rr in (0, 1)}
+    return p.bdd.let({names[1 - r]: True, names[r]: False}, k)
+
+
+def _nearest(
+    p: Predicates,
+    table: HeadTable,
+    tier: Function,
+    k: Function,
+    ctx: Function,
+    lower: Function,
+) -> Function:
+    """The nearest window position (by the head's tie rule) satisfying ``tier`` satisfies
+    ``k`` (``k`` implies ``tier``; true only where some window position satisfies ``tier``).
+    ``ctx`` is the query class's predicate and ``lower`` the positions of lower tiers; the
+    result is used only under ``ctx`` where no higher tier is in the window."""
+    weighting, mask = table.weighting, table.mask
+    other = ~tier
+    if weighting is Weighting.RIGHTMOST:
+        if mask is Mask.FUTURE:
+            if _adjacent(p, ctx, lower):
+                return k | (other & p.unary("Y", _flip_parity(p, ctx, k)))
+            return k | (other & p.binary("S", other, k))
+        if mask is Mask.STRICT_FUTURE:
+            return p.binary("S", other, k)
+        last = k & ~p.unary("F", tier)
+        if mask is Mask.NONE:
+            return p.unary("E", last)
+        if mask is Mask.PAST:
+            return last | p.unary("F", last)
+        return p.unary("F", last)
+    if mask is Mask.PAST:
+        if _adjacent(p, ctx, lower):
+            return k | (other & p.unary("X", _flip_parity(p, ctx, k)))
+        return k | (other & p.binary("U", other, k))
+    if mask is Mask.STRICT_PAST:
+        return p.binary("U", other, k)
+    first = k & ~p.unary("P", tier)
+    if mask is Mask.NONE:
+        return p.unary("E", first)
+    if mask is Mask.FUTURE:
+        return first | p.unary("P", first)
+    return p.unary("P", first)
+
+
+def _candidates(table: HeadTable, c: int) -> np.ndarray:
+    """Key classes a query of class c may attend to: all, or (when the window contains the
+    query's own position) those scoring at least as high as c itself."""
+    row = table.scores[c]
+    if table.mask.is_strict:
+        return np.arange(len(row))
+    return np.flatnonzero(row >= row[c])
+
+
+def estimate(table: HeadTable, c: int) -> int:
+    """How many different outputs the head can give at a query of class c (an upper bound)."""
+    keys = _candidates(table, c)
+    distinct = len({table.outputs[k].tobytes() for k in keys})
+    return distinct + (1 if table.mask.is_strict else 0)
+
+
+def head_outcomes(
+    p: Predicates, table: HeadTable, classes: LayerClasses, c: int
+) -> dict[bytes, tuple[np.ndarray, Function]]:
+    """Output vector -> (vector, predicate) of the head at a query of class ``c``; the
+    predicates are exact under the query's predicate (see :func:`_nearest`)."""
+    ctx = classes.predicates[c]
+    keys = _candidates(table, c)
+    row = table.scores[c]
+    out: dict[bytes, tuple[np.ndarray, Function]] = {}
+
+    def add(vec: np.ndarray, pred: Function) -> None:
+        key = vec.tobytes()
+        old = out.get(key)
+        out[key] = (vec, pred if old is None else old[1] | pred)
+
+    if table.mask is Mask.STRICT_FUTURE:
+        add(np.zeros_like(table.outputs[0]), p.atom(First()))
+    elif table.mask is Mask.STRICT_PAST:
+        add(np.zeros_like(table.outputs[0]), p.atom(Last()))
+    higher = p.false
+    for score in sorted({float(s) for s in row[keys]}, reverse=True):
+        members = [k for k in keys if row[k] == score]
+        tier = classes.union(p, members)
+        none_higher = ~_exists(p, table.mask, higher) if higher != p.false else p.true
+        if p.is_false(ctx & none_higher):
+            break
+        by_output: dict[bytes, list[int]] = {}
+        for k in members:
+            by_output.setdefault(table.outputs[k].tobytes(), []).append(k)
+        for ks in by_output.values():
+            if len(by_output) == 1:
+                near = _exists(p, table.mask, tier)
+            else:
+                kp = classes.union(p, ks)
+                near = _nearest(p, table, tier, kp, ctx, ~tier & ~higher)
+            pred = none_higher & near
+            if not p.is_false(ctx & pred):
+                add(table.outputs[ks[0]], pred)
+        higher = higher | tier
+        if classes.domain is not None:
+            higher = p.simplify(higher, classes.domain)
+    return out
+
+
+# ---------------------------------------------------------------------------- a block
+
+
+def _block(
+    p: Predicates,
+    block: Block,
+    classes: LayerClasses,
+    ell: int,
+    max_classes: int,
+) -> LayerClasses:
+    tables = [head_table(block, head, classes, ell, h) for h, head in enumerate(block.heads)]
+    classes.heads = tables
+    bound = sum(math.prod(estimate(t, c) for t in tables) for c in range(len(classes)))
+    if bound > max_classes:
+        raise HardsoftError(
+            f"block {ell} may have up to {bound:,} classes (estimated before the work), more "
+            f"than --max-classes {max_classes:,}"
+        )
+    vectors: list[torch.Tensor] = []
+    predicates: list[Function] = []
+    for c in range(len(classes)):
+        ctx = classes.predicates[c]
+        options = [list(head_outcomes(p, t, classes, c).values()) for t in tables]
+        for combo in product(*options):
+            pred = ctx
+            for _, q in combo:
+                pred = pred & q
+            if p.is_false(pred):
+                continue
+            x = torch.from_numpy(classes.vectors[c])
+            if combo:
+                att = sum((torch.from_numpy(v) for v, _ in combo), torch.zeros_like(x))
+                x = x + att
+            vectors.append(x)
+            predicates.append(pred)
+    with torch.no_grad():
+        out = block.after_attention(torch.stack(vectors)).numpy() if vectors else None
+    if out is None:
+        return LayerClasses(np.zeros((0, classes.vectors.shape[1])), [])
+    return _merge(out, predicates, p)
+
+
+# ---------------------------------------------------------------------------- the model
+
+
+def float64_copy(model: Transformer) -> Transformer:
+    """A float64 copy of ``model`` (weights converted exactly; the original is untouched)."""
+    m64 = copy.deepcopy(model).to(torch.float64)
+    m64.eval()
+    return m64
+
+
+def propagate(model: Transformer, max_classes: int = DEFAULT_MAX_CLASSES) -> ClassTable:
+    """The exact classes of every layer of a unique-hard ``model`` (see the module
+    docstring); a HardsoftError names the first unsupported head or feature, or says the
+    class count estimated before a block exceeds ``max_classes``."""
+    check(model)
+    m64 = float64_copy(model)
+    p = Predicates()
+    layers = [layer0(m64, p)]
+    for ell, block in enumerate(m64.blocks):
+        layers.append(_block(p, block, layers[-1], ell, max_classes))
+    with torch.no_grad():
+        outputs = m64.readout(torch.from_numpy(layers[-1].vectors)).numpy()
+    return ClassTable(m64, p, layers, outputs, tuple(m64.spec.position_features))

@@ -1,0 +1,310 @@
+"""``decompile``: a unique-hard transformer back to one formula per output, exact at every
+length, checked against the model on words (docs/decompile.md)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import reduce
+from typing import Any
+
+import numpy as np
+
+from hardsoft import validate
+from hardsoft.decompile.boolean import Function
+from hardsoft.decompile.classes import DEFAULT_MAX_CLASSES, ClassTable, check, propagate
+from hardsoft.logic.semantics import evaluate
+from hardsoft.logic.syntax import Formula, size, temporal_depth, to_text
+from hardsoft.model.readout import acceptance_of
+from hardsoft.model.spec import Weighting
+from hardsoft.model.transformer import Transformer
+
+DEFAULT_VERIFY_N = 8
+DEFAULT_RANDOM_WORDS = 200
+DEFAULT_RANDOM_MAX_N = 1000
+EXHAUSTIVE_LIMIT = 20_000
+"""At most this many words are enumerated exhaustively (the length is lowered to fit)."""
+
+
+@dataclass
+class Output:
+    """One decompiled output: its name, how it is read, and its formula."""
+
+    name: str
+    readout: str
+    formula: Formula
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "readout": self.readout,
+            "formula": to_text(self.formula),
+            "size": size(self.formula),
+            "temporal_depth": temporal_depth(self.formula),
+        }
+
+
+@dataclass
+class Decompiled:
+    """What :func:`decompile` returns: ``formulas`` (one per output, in output order),
+    ``outputs`` (with names and readouts), ``classes`` (per layer), ``certificate`` (why the
+    formulas hold at every length), ``verified`` (the check against the model) and sizes."""
+
+    outputs: list[Output]
+    table: ClassTable
+    certificate: dict[str, Any]
+    verified: dict[str, Any] = field(default_factory=dict)
+    hardened: bool = False
+    seconds: float = 0.0
+
+    @property
+    def formulas(self) -> list[Formula]:
+        return [o.formula for o in self.outputs]
+
+    @property
+    def classes(self) -> list[int]:
+        """The number of classes entering each block, and the final one."""
+        return self.table.counts
+
+    def to_dict(self) -> dict[str, Any]:
+        spec = self.table.model.spec
+        return {
+            "outputs": [o.to_dict() for o in self.outputs],
+            "classes": self.classes,
+            "model": {
+                "layers": len(spec.layers),
+                "heads": sum(len(layer.heads) for layer in spec.layers),
+                "d_model": spec.d_model,
+                "parameters": self.table.model.parameter_count(),
+                "position_features": list(spec.position_features),
+            },
+            "hardened": self.hardened,
+            "certificate": self.certificate,
+            "verified": self.verified,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _readouts(model: Transformer, table: ClassTable) -> list[tuple[str, str, np.ndarray]]:
+    """(name, readout description, Boolean per final class) for each output the model's
+    declared readout rounds: every coordinate ``y[k] > threshold``, or for an ``eos`` readout
+    the acceptance bit only."""
+    acc = acceptance_of(model)
+    y = table.outputs
+    if acc.kind == "eos":
+        import torch
+
+        bits = acc.accept(torch.from_numpy(y)).numpy()
+        return [("accept", acc.describe(), bits)]
+    names = list(model.spec.output_names) or [f"out{k}" for k in range(model.spec.d_out)]
+    return [
+        (names[k], f"y[{k}] > {acc.threshold:g}", y[:, k] > acc.threshold)
+        for k in range(model.spec.d_out)
+    ]
+
+
+def certificate(model: Transformer, table: ClassTable) -> dict[str, Any]:
+    """Why the formulas hold for every n (see docs/decompile.md)."""
+    heads = [
+        {"head": t.name, "weighting": str(t.weighting), "mask": str(t.mask)}
+        for layer in table.layers
+        for t in layer.heads
+    ]
+    return {
+        "method": "exact class propagation (Yang, Chiang & Angluin 2024: unique-hard attention "
+        "as B-RASP / LTL operations)",
+        "claim": "each formula's value equals the model's rounded output at every position of "
+        "every non-empty word, at every length",
+        "why": [
+            "layer 0: a position's residual is a function of its symbol and its position "
+            "feature values, which take finitely many values, each selected by a formula "
+            f"({', '.join(table.features) or 'no features'})",
+            "a unique-hard head attends to the nearest position (its tie rule) in its mask "
+            "window among those whose class scores highest against the query's class: a "
+            "formula over class predicates (S/U/P/F/E/Y/X), exact for every n",
+            "the feed-forward, layer norm and readout are functions of the class vector",
+        ],
+        "heads": heads,
+        "ties": "scores compared exactly (float64, bitwise): equal scores are ties, broken by "
+        "position as the model does",
+        "arithmetic": "float64 on a float64 copy of the model; the model's own forward pass "
+        "may round differently in the last bit (see 'verified')",
+        "classes_per_layer": table.counts,
+    }
+
+
+def decompile(
+    model: Transformer,
+    *,
+    max_classes: int = DEFAULT_MAX_CLASSES,
+    verify_n: int = DEFAULT_VERIFY_N,
+    random_words: int = DEFAULT_RANDOM_WORDS,
+    random_max_n: int = DEFAULT_RANDOM_MAX_N,
+    harden: bool = False,
+    seed: int = 0,
+) -> Decompiled:
+    """Decompile a unique-hard ``model`` into one formula per output (docs/decompile.md).
+
+    ``harden`` first turns softmax heads into leftmost hard heads (the result then describes
+    the hardened model). The formulas are checked against the model's forward pass on every
+    word up to ``verify_n`` and ``random_words`` random words up to ``random_max_n``
+    (0 skips the check)."""
+    max_classes = validate.positive_int(max_classes, "max_classes")
+    verify_n = validate.nonneg_int(verify_n, "verify_n")
+    random_words = validate.nonneg_int(random_words, "random_words")
+    random_max_n = validate.positive_int(random_max_n, "random_max_n")
+    start = time.perf_counter()
+    hardened = False
+    if harden and any(h.weighting is Weighting.SOFTMAX for l in model.spec.layers for h in l.heads):
+        from hardsoft.convert import harden as harden_model
+
+        model = harden_model(model, Weighting.LEFTMOST)
+        hardened = True
+    check(model)
+    table = propagate(model, max_classes)
+    outputs = []
+    for name, readout, bits in _readouts(model, table):
+        chosen = [p for p, b in zip(table.layers[-1].predicates, bits) if b]
+        pred: Function = reduce(lambda a, b: a | b, chosen, table.preds.false)
+        outputs.append(Output(name, readout, table.preds.render(pred)))
+    result = Decompiled(outputs, table, certificate(model, table), hardened=hardened)
+    if hardened:
+        result.certificate["hardened"] = (
+            "softmax heads were hardened to leftmost hard heads first: the formulas describe "
+            "the hardened model, not the softmax one"
+        )
+    result.verified = verify(model, result, verify_n, random_words, random_max_n, seed)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+# ---------------------------------------------------------------------------- verification
+
+
+def model_bits(model: Transformer, words: list[str], n_outputs: int) -> list[np.ndarray]:
+    """The model's rounded outputs ``[n, n_outputs]`` on each word (its declared readout)."""
+    import torch
+
+    acc = acceptance_of(model)
+    outs = model.run_words(words)
+    bits = []
+    for y in outs:
+        t = torch.from_numpy(np.asarray(y, dtype=np.float64))
+        if acc.kind == "eos":
+            bits.append(acc.accept(t).numpy()[:, None])
+        else:
+            bits.append((t > acc.threshold).numpy()[:, :n_outputs])
+    return bits
+
+
+def exhaustive_words(alphabet: tuple[str, ...], max_n: int, limit: int = EXHAUSTIVE_LIMIT):
+    """Every word of length 1..m over ``alphabet`` with m <= max_n the largest that keeps
+    the count within ``limit``; returns (words, m)."""
+    from itertools import product
+
+    words: list[str] = []
+    m = 0
+    for n in range(1, max_n + 1):
+        if len(words) + len(alphabet) ** n > limit:
+            break
+        words.extend("".join(t) for t in product(alphabet, repeat=n))
+        m = n
+    return words, m
+
+
+def random_words_upto(alphabet: tuple[str, ...], count: int, max_n: int, seed: int) -> list[str]:
+    """``count`` uniform random words, lengths uniform in 1..max_n."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(alphabet)
+    return [
+        "".join(letters[rng.integers(0, len(alphabet), size=int(rng.integers(1, max_n + 1)))])
+        for _ in range(count)
+    ]
+
+
+def agreement(
+    model: Transformer, formulas: list[Formula], words: list[str]
+) -> tuple[int, int, str | None]:
+    """(positions, mismatching positions, first mismatching word) of the formulas (the logic
+    evaluator) against the model's rounded outputs."""
+    alphabet = model.spec.alphabet
+    bits = model_bits(model, words, len(formulas))
+    positions = mismatches = 0
+    first: str | None = None
+    by_len: dict[int, list[int]] = {}
+    for idx, w in enumerate(words):
+        by_len.setdefault(len(w), []).append(idx)
+    for n, idxs in by_len.items():
+        if n == 0:
+            continue
+        group = [words[i] for i in idxs]
+        expected = np.stack([bits[i] for i in idxs])  # [B, n, k]
+        for k, f in enumerate(formulas):
+            got = evaluate(f, group, alphabet)
+            bad = got != expected[:, :, k]
+            positions += bad.size
+            mismatches += int(bad.sum())
+            if bad.any() and first is None:
+                first = group[int(np.flatnonzero(bad.any(axis=1))[0])]
+    return positions, mismatches, first
+
+
+def verify(
+    model: Transformer,
+    result: Decompiled,
+    verify_n: int,
+    random_words: int,
+    random_max_n: int,
+    seed: int,
+) -> dict[str, Any]:
+    """Check the formulas against ``model`` on words (see :func:`decompile`)."""
+    words, exhaustive_n = exhaustive_words(model.spec.alphabet, verify_n)
+    words += random_words_upto(model.spec.alphabet, random_words, random_max_n, seed)
+    if not words:
+        return {"strings": 0, "positions": 0, "mismatches": 0, "max_n": 0, "exhaustive_n": 0}
+    positions, mismatches, first = agreement(model, result.formulas, words)
+    out: dict[str, Any] = {
+        "strings": len(words),
+        "positions": positions,
+        "mismatches": mismatches,
+        "max_n": max(len(w) for w in words),
+        "exhaustive_n": exhaustive_n,
+    }
+    if first is not None:
+        out["first_mismatch"] = first if len(first) <= 60 else first[:60] + "..."
+    return out
+
+
+def equivalence(
+    f: Formula,
+    g: Formula,
+    alphabet: tuple[str, ...],
+    max_n: int,
+    random_count: int,
+    random_max_n: int,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Compare two formulas with the logic evaluator at every position of every word up to
+    ``max_n`` (as far as :data:`EXHAUSTIVE_LIMIT` allows) and of random words up to
+    ``random_max_n``: ``{strings, positions, mismatches, exhaustive_n, max_n, first}``."""
+    words, exhaustive_n = exhaustive_words(alphabet, max_n, limit=4 * EXHAUSTIVE_LIMIT)
+    words += random_words_upto(alphabet, random_count, random_max_n, seed)
+    by_len: dict[int, list[str]] = {}
+    for w in words:
+        by_len.setdefault(len(w), []).append(w)
+    positions = mismatches = 0
+    first: str | None = None
+    for group in by_len.values():
+        bad = evaluate(f, group, alphabet) != evaluate(g, group, alphabet)
+        positions += bad.size
+        mismatches += int(bad.sum())
+        if first is None and bad.any():
+            first = group[int(np.flatnonzero(bad.any(axis=1))[0])]
+    return {
+        "strings": len(words),
+        "positions": positions,
+        "mismatches": mismatches,
+        "exhaustive_n": exhaustive_n,
+        "max_n": max((len(w) for w in words), default=0),
+        "first": first,
+    }
