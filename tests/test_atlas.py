@@ -149,7 +149,10 @@ def test_csv_and_json(atlas) -> None:
     assert json.loads((out / "atlas.json").read_text())["cells_total"] == table["cells_total"]
 
 
-def test_cli_json_and_user_rows(tmp_path) -> None:
+def test_cli_json_and_user_rows(tmp_path, monkeypatch) -> None:
+    import hardsoft.atlas.build as B
+
+    monkeypatch.setattr(B, "ROWS", tuple(r for r in B.ROWS if r.id in ("first", "aa-star")))
     add_row(tmp_path, "ab-star", regex="(ab)*", alphabet="ab")
     r = run_cli("atlas", "--only", "first,uhat-strict", "--out", str(tmp_path), "--json")
     assert r.rc == 0, r.err
@@ -160,6 +163,7 @@ def test_cli_json_and_user_rows(tmp_path) -> None:
     table = json.loads(r.out)
     user = [c for c in table["cells"] if c.get("user_row")]
     assert [c["row"] for c in user] == ["ab-star"] and user[0]["status"] == "decided"
+    assert len(table["cells"]) == 3 and "model" in user[0]["evidence"]["artefacts"]
 
 
 def test_a_learned_cell_stores_models_metrics_and_reruns(tmp_path, monkeypatch) -> None:
