@@ -43,6 +43,7 @@ _COMMAND_MODULES = (
     "convert_cmds",
     "reproduce_cmd",
     "export_cmds",
+    "atlas_cmds",
     "inspect_cmds",
     "decompile_cmds",
 )

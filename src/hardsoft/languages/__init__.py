@@ -31,10 +31,12 @@ from hardsoft.languages.dyck import Dyck
 from hardsoft.languages.flipflop import FlipFlop, flipflop_state
 from hardsoft.languages.induction import InductionTask, khop_targets
 from hardsoft.languages.parity import Parity
+from hardsoft.languages.regular import AaStar, RegularLanguage
 from hardsoft.languages.simple import AnBn, First, Majority, OnesStar
 from hardsoft.languages.starfree import ABStar, BoundedDyck, ContainsAB, EndsAB
 
 __all__ = [
+    "AaStar",
     "ABStar",
     "AnBn",
     "BoundedDyck",
@@ -52,6 +54,7 @@ __all__ = [
     "OnesStar",
     "Parity",
     "ParityProcess",
+    "RegularLanguage",
     "all_words",
     "flipflop_state",
     "get_language",
@@ -82,6 +85,7 @@ _FIXED: dict[str, Callable[[], Language]] = {
     "induction-head": lambda: InductionTask(1),
     "khop2": lambda: InductionTask(2),
     "khop3": lambda: InductionTask(3),
+    "aa-star": AaStar,
 }
 # Families with a parameter: (pattern, constructor from the integer).
 _FAMILIES: tuple[tuple[str, Callable[[int], Language]], ...] = (

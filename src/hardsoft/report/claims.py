@@ -277,6 +277,24 @@ def _decompile(m: Mapping[str, Any]) -> tuple[str, str]:
 
 
 @claim(
+    "atlas",
+    claim="Each cell's published status (what the model class can or cannot compute) holds "
+    "on the evidence run here",
+    paper="Hahn (2020) §5; Yang, Chiang & Angluin (2024); Yang et al. (2026) §4, §6; Hao, "
+    "Angluin & Frank (2022); Schützenberger (1965)",
+    what_ran="compiled and programmed models checked exactly against the oracles, restriction "
+    "witnesses on random unique-hard models, the star-free decision of the regular rows",
+)
+def _atlas(m: Mapping[str, Any]) -> tuple[str, str]:
+    bad = list(m["disagreements"])
+    key = (
+        f"{int(m['cells_with_evidence'])} of {int(m['cells_total'])} cells backed by evidence "
+        f"run here; {len(bad)} disagree"
+    )
+    return (EXTENDS if not bad else DEVIATES), key
+
+
+@claim(
     "decompile-trained",
     claim="A masked unique-hard transformer with finitely many position values computes a "
     "language definable in LTL with position classes: a hardened trained recognizer "

@@ -58,7 +58,18 @@ def _context(records: list[dict], title: str) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for row in rows:
         counts[row.verdict] = counts.get(row.verdict, 0) + 1
-    return {"title": title, "records": records, "rows": rows, "counts": counts, "papers": PAPERS}
+    atlas = next(
+        (rec["metrics"].get("atlas") for rec in records if rec.get("name") == "atlas"), None
+    )
+    return {
+        "title": title,
+        "records": records,
+        "rows": rows,
+        "counts": counts,
+        "papers": PAPERS,
+        "atlas": atlas,  # the atlas table, the report's first section (None: not run)
+        "prefix": "",  # where the atlas's artefact paths start, relative to the report
+    }
 
 
 def render_markdown(records: list[dict], title: str) -> str:

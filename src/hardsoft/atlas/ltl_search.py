@@ -1,0 +1,129 @@
+"""A bounded search for a past-LTL formula of a star-free row (``atlas add-row``): the formula
+whose value at position i is the membership of the prefix of length i, found by bottom-up
+enumeration (smallest first) with observational equivalence on all words up to a length.
+
+Operators: symbols, ``true``, ``!``, ``&``, ``|``, ``Y``, ``P``, ``S`` and, counted as one
+node each, "once" ``f | P f`` and "historically" ``!(!f | P !f)``. The search is a
+heuristic: it computes candidate values with its own small numpy operators and may find nothing
+(the formula may be larger than the bound). What it finds is then *verified*
+with the logic evaluator (:func:`hardsoft.logic.evaluate`) on every word up to the length,
+compiled (:func:`hardsoft.compile.compile_formula`, hard target, strict masks) and checked
+exactly against the row's DFA (:func:`hardsoft.check.check_language`) at longer lengths: the
+evidence is that check, not the search.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hardsoft.languages.regular import DFA
+from hardsoft.logic.syntax import And, Const, Formula, Not, Or, Past, Prev, Since, Sym
+
+MAX_SIZE = 10
+MAX_FORMULAS = 40_000
+MAX_SECONDS = 5.0
+
+
+@dataclass
+class _Words:
+    codes: np.ndarray  # [B, L] every word of length L
+    target: np.ndarray  # [B, L] membership of each prefix
+
+
+def _words(dfa: DFA, length: int) -> _Words:
+    k = len(dfa.alphabet)
+    codes = np.array(list(itertools.product(range(k), repeat=length)), dtype=np.int64)
+    delta = np.array(dfa.delta, dtype=np.int64)
+    accept = np.zeros(dfa.n_states, dtype=bool)
+    accept[list(dfa.accepting)] = True
+    state = np.zeros(len(codes), dtype=np.int64)
+    target = np.zeros(codes.shape, dtype=bool)
+    for i in range(length):
+        state = delta[state, codes[:, i]]
+        target[:, i] = accept[state]
+    return _Words(codes, target)
+
+
+def _strict_last(mask: np.ndarray) -> np.ndarray:
+    n = mask.shape[1]
+    idx = np.where(mask, np.arange(n)[None, :], -1)
+    inclusive = np.maximum.accumulate(idx, axis=1)
+    out = np.full(mask.shape, -1, dtype=np.int64)
+    out[:, 1:] = inclusive[:, :-1]
+    return out
+
+
+def _prev(a: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(a)
+    out[:, 1:] = a[:, :-1]
+    return out
+
+
+def _past(a: np.ndarray) -> np.ndarray:
+    return _strict_last(a) >= 0
+
+
+def _since(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    last_b = _strict_last(b)
+    return (last_b >= 0) & (_strict_last(~a) <= last_b)
+
+
+def search(dfa: DFA, length: int | None = None) -> tuple[Formula | None, dict[str, Any]]:
+    """The smallest past formula (up to :data:`MAX_SIZE` nodes, within the budgets) agreeing
+    with the DFA on every non-empty word up to ``length``; None if none was found."""
+    k = len(dfa.alphabet)
+    length = length or (7 if k == 2 else 5 if k == 3 else 4)
+    words = _words(dfa, length)
+    started = time.perf_counter()
+    seen: dict[bytes, Formula] = {}
+    by_size: dict[int, list[tuple[Formula, np.ndarray]]] = {s: [] for s in range(1, MAX_SIZE + 1)}
+    stats = {"length": length, "formulas": 0, "max_size": MAX_SIZE, "stopped": ""}
+
+    def add(f: Formula, v: np.ndarray, size: int) -> bool:
+        key = v.tobytes()
+        if key in seen:
+            return False
+        seen[key] = f
+        by_size[size].append((f, v))
+        return bool(np.array_equal(v, words.target))
+
+    atoms: list[tuple[Formula, np.ndarray]] = [
+        (Sym(a), words.codes == i) for i, a in enumerate(dfa.alphabet)
+    ]
+    atoms.append((Const(True), np.ones(words.codes.shape, dtype=bool)))
+    for f, v in atoms:
+        if add(f, v, 1):
+            return f, {**stats, "formulas": len(seen)}
+    for size in range(2, MAX_SIZE + 1):
+        for f, v in list(by_size[size - 1]):
+            once = v | _past(v)  # O f (now or before), H f = !O !f (always so far)
+            hist = ~(~v | _past(~v))
+            unary: tuple[tuple[Formula, np.ndarray], ...] = (
+                (Not(f), ~v),
+                (Prev(f), _prev(v)),
+                (Past(f), _past(v)),
+                (Or(f, Past(f)), once),
+                (Not(Or(Not(f), Past(Not(f)))), hist),
+            )
+            for g, w in unary:
+                if add(g, w, size):
+                    return g, {**stats, "formulas": len(seen)}
+        for left in range(1, size - 1):
+            right = size - 1 - left
+            for (f, v), (g, w) in itertools.product(by_size[left], by_size[right]):
+                cands: list[tuple[Formula, np.ndarray]] = [(Since(f, g), _since(v, w))]
+                if left <= right:
+                    cands += [(And(f, g), v & w), (Or(f, g), v | w)]
+                for h, x in cands:
+                    if add(h, x, size):
+                        return h, {**stats, "formulas": len(seen)}
+                if len(seen) > MAX_FORMULAS or time.perf_counter() - started > MAX_SECONDS:
+                    stats["stopped"] = "budget"
+                    return None, {**stats, "formulas": len(seen)}
+    stats["stopped"] = "size"
+    return None, {**stats, "formulas": len(seen)}

@@ -1,0 +1,182 @@
+"""Rows a user brings: a regular language (a regular expression or a DFA file) whose
+star-freeness is *decided* (:mod:`hardsoft.atlas.starfree`), which by Yang, Chiang & Angluin
+(2024) settles the column "unique-hard, strict masks, no position features".
+
+``add_row`` writes ``DIR/rows/NAME.json`` (the expression, the minimal DFA, the decision) and
+``DIR/rows/NAME.dfa.json`` (the minimal DFA as a DFA file); the atlas reads every stored row.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+from hardsoft.atlas.starfree import decide_star_free
+from hardsoft.errors import HardsoftError
+from hardsoft.languages.regular import DFA, dfa_from_file, dfa_from_regex
+from hardsoft.model.io import atomic_write
+
+STAR_FREE_COLUMN = "uhat-strict"
+DECISION_CITATION = (
+    "Schützenberger (1965): star-free ⇔ aperiodic syntactic monoid; Yang, Chiang & Angluin "
+    "(2024) §5–6: masked unique-hard attention transformers without position features are "
+    "equivalent to LTL, i.e. recognise exactly the star-free languages"
+)
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write ``obj`` as indented JSON, atomically."""
+    text = json.dumps(obj, indent=1, ensure_ascii=False)
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text + "\n"), str(path))
+
+
+def check_row_name(name: str) -> str:
+    """A row name: lower-case letters, digits and dashes (it names files)."""
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,47}", name or ""):
+        raise HardsoftError(f"row name {name!r} must be 1-48 lower-case letters, digits or dashes")
+    return name
+
+
+def decide_row(
+    name: str, regex: str | None = None, dfa_file: Path | None = None, alphabet: str | None = None
+) -> dict[str, Any]:
+    """Build the minimal DFA of the row and decide its star-freeness (a JSON-ready record)."""
+    check_row_name(name)
+    if (regex is None) == (dfa_file is None):
+        raise HardsoftError("give exactly one of --regex and --dfa")
+    if regex is not None:
+        dfa: DFA = dfa_from_regex(regex, alphabet)
+        source = {"regex": regex}
+    else:
+        assert dfa_file is not None
+        dfa = dfa_from_file(dfa_file)
+        if alphabet and tuple(dict.fromkeys(alphabet)) != dfa.alphabet:
+            raise HardsoftError(
+                f"--alphabet {alphabet!r} is not the DFA file's {''.join(dfa.alphabet)!r}"
+            )
+        source = {"dfa_file": str(dfa_file)}
+    decision = decide_star_free(dfa)
+    regen = (
+        f"hardsoft atlas add-row --regex {shlex.quote(regex)} --name {name} --alphabet "
+        f"{shlex.quote(''.join(dfa.alphabet))}"
+        if regex is not None
+        else f"hardsoft atlas add-row --dfa {shlex.quote(str(dfa_file))} --name {name}"
+    )
+    return {
+        "name": name,
+        **source,
+        "alphabet": "".join(dfa.alphabet),
+        "dfa": dfa.to_json(),
+        **decision.to_json(),
+        "column": STAR_FREE_COLUMN,
+        "status": "decided",
+        "transformer_verdict": (
+            "recognised by a masked unique-hard transformer without position features"
+            if decision.star_free
+            else "not recognised by any masked unique-hard transformer without position features"
+        ),
+        "citation": DECISION_CITATION,
+        "command": regen,
+    }
+
+
+def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
+    """For a star-free row: search a past-LTL formula (:mod:`hardsoft.atlas.ltl_search`),
+    verify it with the logic evaluator on every word up to the search length, compile it for
+    unique-hard attention with strict masks and check the model exactly against the DFA. The
+    record says what was found and shown (``formula`` None: the bounded search found none)."""
+    from hardsoft.atlas.evidence import COLUMNS_BY_ID, class_violations
+    from hardsoft.atlas.ltl_search import search
+    from hardsoft.check import check_language
+    from hardsoft.compile import compile_formula
+    from hardsoft.languages.base import all_words
+    from hardsoft.languages.regular import RegularLanguage
+    from hardsoft.logic import evaluate
+    from hardsoft.logic.syntax import to_text
+    from hardsoft.model.io import save_model
+
+    formula, stats = search(dfa)
+    if formula is None:
+        return {"formula": None, "search": stats}
+    length = int(stats["length"])
+    words = all_words(dfa.alphabet, length)
+    values = evaluate(formula, words, dfa.alphabet)
+    agree = all(
+        bool(values[b, i]) == dfa.accepts(w[: i + 1])
+        for b, w in enumerate(words)
+        for i in range(length)
+    )
+    if not agree:  # the search's operators and the evaluator disagree: say so
+        return {"formula": to_text(formula), "search": stats, "verified": False}
+    model = compile_formula(formula, dfa.alphabet, "hard", False, n=1000)
+    k = len(dfa.alphabet)
+    exhaustive = {2: 12, 3: 8}.get(k, 6)
+    rep = check_language(
+        model,
+        RegularLanguage(name, dfa),
+        exhaustive_max_n=exhaustive,
+        random_n=[64, 256],
+        samples=16,
+    )
+    path = folder / f"{name}.model.safetensors"
+    save_model(model, path)
+    return {
+        "formula": to_text(formula),
+        "search": stats,
+        "verified": True,
+        "model": str(path),
+        "checked_to_n": rep["max_n"],
+        "exhaustive_to_n": exhaustive,
+        "mismatches": rep["mismatches"],
+        "outside_class": class_violations(model, COLUMNS_BY_ID["uhat-strict"]),
+        "command": (
+            f"hardsoft compile {shlex.quote(to_text(formula))} --alphabet "
+            f"{shlex.quote(''.join(dfa.alphabet))} --target hard -o {shlex.quote(str(path))}"
+        ),
+    }
+
+
+def add_row(
+    out: Path,
+    name: str,
+    regex: str | None = None,
+    dfa_file: Path | None = None,
+    alphabet: str | None = None,
+) -> dict[str, Any]:
+    """Decide the row and store it under ``out/rows/`` (see the module docstring)."""
+    record = decide_row(name, regex, dfa_file, alphabet)
+    rows = Path(out) / "rows"
+    if record["star_free"]:
+        dfa = dfa_from_file_dict(record["dfa"])
+        record["construction"] = construct(name, dfa, rows)
+    write_json(rows / f"{name}.dfa.json", record["dfa"])
+    record["evidence_path"] = str(rows / f"{name}.json")
+    write_json(rows / f"{name}.json", record)
+    return record
+
+
+def dfa_from_file_dict(data: dict[str, Any]) -> DFA:
+    """The :class:`DFA` of a record's ``dfa`` (as :meth:`DFA.to_json` wrote it: states 0..)."""
+    alphabet = tuple(data["alphabet"])
+    n = len(data["transitions"])
+    delta = tuple(tuple(int(data["transitions"][str(q)][a]) for a in alphabet) for q in range(n))
+    return DFA(alphabet, delta, frozenset(int(q) for q in data["accept"]))
+
+
+def stored_rows(out: Path) -> list[dict[str, Any]]:
+    """Every row stored under ``out/rows/`` (sorted by name)."""
+    folder = Path(out) / "rows"
+    if not folder.is_dir():
+        return []
+    rows = []
+    for path in sorted(folder.glob("*.json")):
+        if path.name.endswith(".dfa.json"):
+            continue
+        try:
+            rows.append(json.loads(path.read_text()))
+        except (OSError, ValueError) as exc:
+            raise HardsoftError(f"cannot read the stored row {path}: {exc}") from None
+    return rows

@@ -1,0 +1,120 @@
+"""``hardsoft atlas``: the expressivity atlas, and ``atlas add-row`` (a user's regular row,
+its star-freeness decided on the syntactic monoid)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from hardsoft.cli import app
+from hardsoft.cli.common import (
+    console,
+    err_console,
+    input_file_option,
+    output_dir_option,
+    output_file_option,
+    print_json,
+)
+
+atlas_app = typer.Typer(
+    help="The expressivity atlas: which transformer class computes which language, with the "
+    "evidence run here in every cell (docs/atlas.md).",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
+app.add_typer(atlas_app, name="atlas")
+
+
+@atlas_app.callback(invoke_without_command=True)
+def atlas_cmd(
+    ctx: typer.Context,
+    quick: bool = typer.Option(True, "--quick/--full", help="Quick (small n, seconds) or full."),
+    only: str = typer.Option(
+        None, "--only", help="ROW,COLUMN (either may be * ; several joined by +)."
+    ),
+    out: Path = output_dir_option("--out", "-o", default="atlas", help="The atlas folder."),
+    force: bool = typer.Option(False, "--force", help="Rerun cells whose evidence is stored."),
+    csv_file: Path = output_file_option(
+        "--csv", required=False, help="Also write the table as CSV here."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole table as JSON."),
+) -> None:
+    """Build the atlas (rows: languages and tasks; columns: model classes) into --out:
+    atlas.json, atlas.csv, index.html and every cell's evidence under cells/. Cells whose
+    evidence is stored and current are reused. Exit code 1 if evidence disagrees with a claim."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from hardsoft.atlas.build import build_atlas, to_csv
+    from hardsoft.model.io import atomic_write
+
+    progress = None if as_json else (lambda line: err_console.print(line))
+    table = build_atlas(Path(out), quick=quick, only=only, force=force, progress=progress)
+    if csv_file is not None:
+        text = to_csv(table)
+        atomic_write(Path(csv_file), lambda tmp: Path(tmp).write_text(text), "--csv")
+    if as_json:
+        print_json(table)
+    else:
+        console.print(
+            f"{table['cells_total']} cells, {table['cells_with_evidence']} backed by evidence "
+            f"run here; {', '.join(f'{n} {s}' for s, n in table['counts'].items())}; "
+            f"{table['seconds']} s; page: {Path(out) / 'index.html'}"
+        )
+        for d in table["disagreements"]:
+            err_console.print(f"evidence disagrees with the claim: {d}", style="red")
+        for cell in table["cells"]:
+            if cell.get("error"):
+                err_console.print(
+                    f"no evidence for {cell['row']} × {cell['column']}: {cell['error']}",
+                    style="yellow",
+                )
+    if table["disagreements"]:
+        raise typer.Exit(1)
+
+
+@atlas_app.command("add-row")
+def add_row_cmd(
+    name: str = typer.Option(..., "--name", help="The row's name (lower-case, digits, dashes)."),
+    regex: str = typer.Option(
+        None, "--regex", help="A regular expression: | * + ? ( ) [ab], . or Σ for any symbol."
+    ),
+    dfa: Path = input_file_option("--dfa", help="A DFA file (JSON; see docs/atlas.md)."),
+    alphabet: str = typer.Option(
+        None, "--alphabet", help="The symbols (default: those the expression mentions)."
+    ),
+    out: Path = output_dir_option("--out", "-o", default="atlas", help="The atlas folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Decide whether a regular language is star-free (aperiodic syntactic monoid,
+    Schützenberger 1965), which by Yang, Chiang & Angluin (2024) decides the column
+    unique-hard / strict masks / no position features, and store the row under --out."""
+    from hardsoft.atlas.rows import add_row
+
+    record = add_row(Path(out), name, regex, dfa, alphabet)
+    if as_json:
+        print_json(record)
+        return
+    verdict = "star-free" if record["star_free"] else "NOT star-free"
+    console.print(
+        f"{name}: {verdict} (minimal DFA {record['minimal_dfa_states']} states, syntactic "
+        f"monoid {record['monoid_size']} elements)"
+    )
+    if record["star_free"]:
+        console.print(f"evidence: {record['evidence']}")
+        con = record.get("construction") or {}
+        if con.get("verified"):
+            console.print(
+                f"formula: {con['formula']} -> unique-hard model, strict masks, "
+                f"{con['mismatches']} mismatches to n = {con['checked_to_n']} "
+                f"(all words to n = {con['exhaustive_to_n']}): {con['model']}"
+            )
+        else:
+            console.print(
+                f"no past-LTL formula found by the bounded search "
+                f"({con.get('search', {}).get('formulas', 0)} formulas tried)"
+            )
+    else:
+        console.print(f"witness: {record['witness']['claim']}")
+    console.print(f"=> {record['transformer_verdict']} [decided]")
+    console.print(f"stored: {record['evidence_path']}")
