@@ -171,6 +171,27 @@ def _long_inputs(m: Mapping[str, Any]) -> tuple[str, str]:
 
 
 @claim(
+    "float-horizon",
+    claim="Compiled models are exact at every length in exact arithmetic; in floating point the "
+    "certificate's derived limit (float_limits) is a length below which no position is wrong",
+    paper="Yang et al. (2026) §4 (exactness); the limits are ours (docs/compiler.md)",
+    what_ran="compiled PARITY (MOD and counting), MAJORITY, a MOD-3 lookup and the DYCK programs "
+    "in float32 (full: PARITY also in float64, streamed), bisection on n for the first wrong "
+    "position against the logic evaluator or the oracle",
+)
+def _float_horizon(m: Mapping[str, Any]) -> tuple[str, str]:
+    worst = {k: float(v) for k, v in m["min_ratio_by_model"].items()}
+    below = list(m["failures_below_derived"])
+    if not worst:
+        return INCONCLUSIVE, "no failure found below the largest n tried"
+    key = (
+        f"first failure / derived limit {min(worst.values()):.2g}–{max(worst.values()):.2g} "
+        f"over {len(worst)} models; {len(below)} failed below their limit"
+    )
+    return (EXTENDS if not below else DEVIATES), key
+
+
+@claim(
     "ahat-programs",
     claim="Uniform–tieless average-hard attention programs are simulated by softmax attention "
     "with temperature τ(n)",
