@@ -300,3 +300,27 @@ def _all_words(alphabet: Sequence[str], n: int) -> Iterable[str]:
 def all_words(alphabet: Sequence[str], n: int) -> list[str]:
     """Every word of length ``n`` over ``alphabet`` in lexicographic order (for brute force)."""
     return list(_all_words(alphabet, n))
+
+
+class OneWordPerEvenLength(Language):
+    """A language with exactly one member of each even length and none of odd length (aⁿbⁿ,
+    (ab)*, (aa)*): membership tests and the sampler of members follow from :meth:`word_of`."""
+
+    @abstractmethod
+    def word_of(self, n: int) -> str:
+        """The one member of even length ``n``."""
+
+    def has_members(self, n: int) -> bool:
+        return n % 2 == 0
+
+    def has_nonmembers(self, n: int) -> bool:
+        return n > 0
+
+    def sample_positive(
+        self, n: int, count: int, rng: np.random.Generator | int | None = None
+    ) -> list[str]:
+        """The one member of each even length (rejection would almost never find it)."""
+        check_length(n, count)
+        if count and n % 2:
+            return super().sample_positive(n, count, rng)  # raises the clear error
+        return [self.word_of(n)] * count

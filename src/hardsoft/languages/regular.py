@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from hardsoft.errors import HardsoftError
-from hardsoft.languages.base import Language, check_length
+from hardsoft.languages.base import Language, OneWordPerEvenLength
 
 MAX_REGEX = 500
 """Longest regular expression accepted (characters)."""
@@ -239,7 +239,7 @@ class RegexLanguage(RegularLanguage):
         )
 
 
-class AaStar(RegexLanguage):
+class AaStar(OneWordPerEvenLength, RegexLanguage):
     """(aa)* over ``ab``: an even number of a's and no b (the classic regular language that is
     not star-free: its syntactic monoid contains the group Z/2)."""
 
@@ -248,17 +248,5 @@ class AaStar(RegexLanguage):
     regex_alphabet = "ab"
     description = "(aa)* over ab: an even number of a's and no b (not star-free; ε is in)"
 
-    def has_members(self, n: int) -> bool:
-        return n % 2 == 0
-
-    def has_nonmembers(self, n: int) -> bool:
-        return n > 0
-
-    def sample_positive(
-        self, n: int, count: int, rng: np.random.Generator | int | None = None
-    ) -> list[str]:
-        """The one member ``a^n`` of each even length (rejection would almost never find it)."""
-        check_length(n, count)
-        if count and n % 2:
-            return super().sample_positive(n, count, rng)  # raises the clear error
-        return ["a" * n] * count
+    def word_of(self, n: int) -> str:
+        return "a" * n

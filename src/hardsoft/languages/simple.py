@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hardsoft.languages.base import Language, _as_rng, check_length
+from hardsoft.languages.base import Language, OneWordPerEvenLength, _as_rng, check_length
 
 
 class OnesStar(Language):
@@ -35,7 +35,7 @@ class OnesStar(Language):
         return ["1" * n] * count
 
 
-class AnBn(Language):
+class AnBn(OneWordPerEvenLength):
     """a^k b^k for k >= 0 over ``ab`` (the empty word is in; only even lengths have members)."""
 
     name = "anbn"
@@ -61,19 +61,8 @@ class AnBn(Language):
             out[i] = int(ok and n_a == n_b)
         return out
 
-    def has_members(self, n: int) -> bool:
-        return n % 2 == 0
-
-    def has_nonmembers(self, n: int) -> bool:
-        return n > 0
-
-    def sample_positive(
-        self, n: int, count: int, rng: np.random.Generator | int | None = None
-    ) -> list[str]:
-        check_length(n, count)
-        if count and n % 2:
-            return super().sample_positive(n, count, rng)  # raises the clear error
-        return ["a" * (n // 2) + "b" * (n // 2)] * count
+    def word_of(self, n: int) -> str:
+        return "a" * (n // 2) + "b" * (n // 2)
 
 
 class Majority(Language):

@@ -15,7 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from hardsoft.errors import HardsoftError
-from hardsoft.languages.base import Language, _as_rng, check_length, codes_to_words
+from hardsoft.languages.base import (
+    Language,
+    OneWordPerEvenLength,
+    _as_rng,
+    check_length,
+    codes_to_words,
+)
 
 
 class ContainsAB(Language):
@@ -71,7 +77,7 @@ class EndsAB(Language):
         return [w + "ab" for w in self.sample_uniform(max(0, n - 2), count, rng)]
 
 
-class ABStar(Language):
+class ABStar(OneWordPerEvenLength):
     """(ab)* over ``ab`` (the empty word is in; one member of each even length)."""
 
     name = "ab-star"
@@ -81,19 +87,8 @@ class ABStar(Language):
     def _member(self, word: str) -> bool:
         return len(word) % 2 == 0 and word == "ab" * (len(word) // 2)
 
-    def has_members(self, n: int) -> bool:
-        return n % 2 == 0
-
-    def has_nonmembers(self, n: int) -> bool:
-        return n > 0
-
-    def sample_positive(
-        self, n: int, count: int, rng: np.random.Generator | int | None = None
-    ) -> list[str]:
-        check_length(n, count)
-        if count and n % 2:
-            raise HardsoftError(f"{self.name} has no words of odd length {n}")
-        return ["ab" * (n // 2)] * count
+    def word_of(self, n: int) -> str:
+        return "ab" * (n // 2)
 
 
 class BoundedDyck(Language):
