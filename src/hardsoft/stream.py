@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,7 @@ WINDOW_LIMIT = 4096
 CAUSAL = (Mask.FUTURE, Mask.STRICT_FUTURE)
 
 
-class HeadStream:
+class HeadStream(ABC):
     """One streamable path of one head: ``step`` returns the head's mixed values ``[1, c, dv]``
     for the next chunk (and updates the carried state), or None if the path does not apply to
     this chunk (the head then drops it)."""
@@ -73,10 +74,11 @@ class HeadStream:
         self.strict = head.spec.mask is Mask.STRICT_FUTURE
         self.scale = head.score_scale(n)
 
+    @abstractmethod
     def step(
         self, pos0: int, x: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
     ) -> torch.Tensor | None:
-        raise NotImplementedError
+        """The head's mixed values for the chunk at 0-based ``pos0``, or None."""
 
 
 def _shift(carry: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
