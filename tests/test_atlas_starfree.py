@@ -199,6 +199,13 @@ def test_add_row_from_a_dfa_file(tmp_path) -> None:  # type: ignore[no-untyped-d
     assert rec["star_free"] is False and rec["witness"]["period"] == 3
 
 
+def test_a_dfa_file_with_a_repeated_symbol_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "rep.json"
+    path.write_text(json.dumps({"alphabet": "aa", "start": "0", "accept": [], "transitions": {}}))
+    with pytest.raises(HardsoftError, match="repeats the symbol"):
+        decide_row("rep", dfa_file=path)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -207,6 +214,11 @@ def test_add_row_from_a_dfa_file(tmp_path) -> None:  # type: ignore[no-untyped-d
         (["--regex", "ab", "--name", "X Y"], "row name"),
         (["--regex", "ac", "--name", "x", "--alphabet", "ab"], "not in the alphabet"),
         (["--name", "x"], "exactly one"),
+        # an alphabet with a repeated symbol, or an empty one, is refused (not deduplicated or
+        # silently replaced by the expression's symbols), as everywhere else
+        (["--regex", "a", "--name", "x", "--alphabet", "aa"], "repeats the symbol 'a'"),
+        (["--regex", "a", "--name", "x", "--alphabet", ""], "--alphabet is empty"),
+        (["--regex", "(", "--name", "x"], "mentions no symbol"),
     ],
 )
 def test_add_row_bad_input(tmp_path, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]

@@ -18,6 +18,7 @@ from hardsoft.atlas.starfree import decide_star_free
 from hardsoft.errors import HardsoftError
 from hardsoft.languages.regular import DFA, dfa_from_file, dfa_from_regex
 from hardsoft.model.io import atomic_write
+from hardsoft.validate import alphabet as validate_alphabet
 
 STAR_FREE_COLUMN = "uhat-strict"
 DECISION_CITATION = (
@@ -47,13 +48,15 @@ def decide_row(
     check_row_name(name)
     if (regex is None) == (dfa_file is None):
         raise HardsoftError("give exactly one of --regex and --dfa")
+    if alphabet is not None:  # refused as everywhere: empty, or a repeated symbol
+        validate_alphabet(alphabet, "--alphabet")
     if regex is not None:
         dfa: DFA = dfa_from_regex(regex, alphabet)
         source = {"regex": regex}
     else:
         assert dfa_file is not None
         dfa = dfa_from_file(dfa_file)
-        if alphabet and tuple(dict.fromkeys(alphabet)) != dfa.alphabet:
+        if alphabet is not None and tuple(alphabet) != dfa.alphabet:
             raise HardsoftError(
                 f"--alphabet {alphabet!r} is not the DFA file's {''.join(dfa.alphabet)!r}"
             )
