@@ -219,6 +219,7 @@ def test_a_dfa_file_with_a_repeated_symbol_is_refused(tmp_path) -> None:  # type
         (["--regex", "a", "--name", "x", "--alphabet", "aa"], "repeats the symbol 'a'"),
         (["--regex", "a", "--name", "x", "--alphabet", ""], "--alphabet is empty"),
         (["--regex", "(", "--name", "x"], "mentions no symbol"),
+        (["--regex", "(aa)*", "--name", "parity"], "built-in row"),
     ],
 )
 def test_add_row_bad_input(tmp_path, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]

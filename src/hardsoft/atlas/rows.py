@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hardsoft.atlas.starfree import decide_star_free
+from hardsoft.atlas.table import ROW_IDS
 from hardsoft.errors import HardsoftError
 from hardsoft.languages.regular import DFA, dfa_from_file, dfa_from_regex
 from hardsoft.model.io import atomic_write
@@ -38,6 +39,8 @@ def check_row_name(name: str) -> str:
     """A row name: lower-case letters, digits and dashes (it names files)."""
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,47}", name or ""):
         raise HardsoftError(f"row name {name!r} must be 1-48 lower-case letters, digits or dashes")
+    if name in ROW_IDS:  # two rows of one name: the atlas would mix their cells
+        raise HardsoftError(f"row name {name!r} is a built-in row of the atlas; choose another")
     return name
 
 
