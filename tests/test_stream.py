@@ -178,3 +178,6 @@ def test_cli_stream_errors_leave_no_output(compiled, tmp_path: Path) -> None:
     assert res.rc == 2 and "--input-file" in res.err
     res = run_cli("run", str(tmp_path / "m.safetensors"), "-i", "01", "--dtype", "x", debug=False)
     assert res.rc == 2 and "float32 or float64" in res.err
+    # -o without --stream wrote nothing and said nothing: now refused
+    res = run_cli("run", str(tmp_path / "m.safetensors"), "-i", "01", "-o", str(out), debug=False)
+    assert res.rc == 2 and "add --stream" in res.err and not out.exists()
