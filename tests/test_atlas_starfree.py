@@ -244,3 +244,11 @@ def test_add_row_cli_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert rec["star_free"] is False and rec["witness"]["word"] == "a"
     with pytest.raises(HardsoftError):
         decide_row("x", regex="(", alphabet="ab")
+
+
+def test_a_dfa_file_accepting_an_unknown_state_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "typo.json"
+    dfa = {"alphabet": "ab", "start": "q0", "accept": ["q9"], "transitions": {"q0": {"a": "q1"}}}
+    path.write_text(json.dumps(dfa))
+    with pytest.raises(HardsoftError, match="accepting state 'q9' is no state"):
+        decide_row("typo", dfa_file=path)

@@ -198,6 +198,10 @@ def dfa_from_file(path: Path) -> DFA:
         }
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise HardsoftError(f"cannot read the DFA file {path}: {exc}") from None
+    named = {start} | set(transitions) | {r for e in transitions.values() for r in e.values()}
+    unknown = sorted(accept - named)
+    if unknown:  # a typo would silently drop an accepting state
+        raise HardsoftError(f"DFA file {path}: accepting state {unknown[0]!r} is no state")
     dfa = DeterministicFiniteAutomaton()
     dfa.add_start_state(State(start))
     for q in accept:
