@@ -165,7 +165,7 @@ def test_a_star_free_row_gets_a_compiled_model_checked_against_its_dfa(tmp_path)
     from hardsoft.languages.regular import RegularLanguage
     from hardsoft.model.io import load_model
 
-    rec = add_row(tmp_path, "contains-ab", regex=".*ab.*", alphabet="ab")
+    rec = add_row(tmp_path, "has-ab", regex=".*ab.*", alphabet="ab")
     con = rec["construction"]
     assert con["verified"] and con["mismatches"] == 0 and con["outside_class"] == []
     model = load_model(con["model"])
@@ -234,7 +234,7 @@ def test_add_row_cli_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
         "--regex",
         "(aa)*",
         "--name",
-        "aa-star",
+        "even-as",
         "--out",
         str(tmp_path),
         "--json",
