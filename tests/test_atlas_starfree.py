@@ -252,3 +252,16 @@ def test_a_dfa_file_accepting_an_unknown_state_is_refused(tmp_path) -> None:  # 
     path.write_text(json.dumps(dfa))
     with pytest.raises(HardsoftError, match="accepting state 'q9' is no state"):
         decide_row("typo", dfa_file=path)
+
+
+def test_the_search_stays_within_its_word_budget_on_large_alphabets() -> None:
+    """A 300-symbol alphabet asked for 8·10^9 words (24 GB) before the search was bounded;
+    the default lengths of small alphabets are unchanged."""
+    from hardsoft.atlas.ltl_search import MAX_CELLS, affordable_length, search
+
+    assert [affordable_length(k, n, cells=True) for k, n in ((2, 7), (3, 5), (4, 4))] == [7, 5, 4]
+    assert [affordable_length(k, n) for k, n in ((2, 12), (3, 8), (4, 6))] == [12, 8, 6]
+    assert 10**4 * 4 > MAX_CELLS >= 10**3 * 3 and affordable_length(10, 5, cells=True) == 3
+    big = "".join(chr(0x4E00 + i) for i in range(300))
+    formula, stats = search(dfa_from_regex("一", big))
+    assert formula is None and "too large" in stats["stopped"]

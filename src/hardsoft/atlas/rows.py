@@ -95,7 +95,7 @@ def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
     unique-hard attention with strict masks and check the model exactly against the DFA. The
     record says what was found and shown (``formula`` None: the bounded search found none)."""
     from hardsoft.atlas.evidence import COLUMNS_BY_ID, class_violations
-    from hardsoft.atlas.ltl_search import search
+    from hardsoft.atlas.ltl_search import affordable_length, search
     from hardsoft.check import check_language
     from hardsoft.compile import compile_formula
     from hardsoft.languages.base import all_words
@@ -119,7 +119,7 @@ def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
         return {"formula": to_text(formula), "search": stats, "verified": False}
     model = compile_formula(formula, dfa.alphabet, "hard", False, n=1000)
     k = len(dfa.alphabet)
-    exhaustive = {2: 12, 3: 8}.get(k, 6)
+    exhaustive = affordable_length(k, {2: 12, 3: 8}.get(k, 6))
     rep = check_language(
         model,
         RegularLanguage(name, dfa),
