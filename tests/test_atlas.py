@@ -193,7 +193,7 @@ def test_learned_cells_outside_quick_rows_are_pending(tmp_path) -> None:
     assert "full" in table["cells"][0]["note"] and "task" in table["cells"][1]["note"]
 
 
-@pytest.mark.parametrize("text", ["parity", "nope,ahat", "parity,nope", "a,b,c"])
+@pytest.mark.parametrize("text", ["parity", "nope,ahat", "parity,nope", "a,b,c", "", " "])
 def test_only_is_checked(text: str) -> None:
     with pytest.raises(HardsoftError):
         parse_only(text)

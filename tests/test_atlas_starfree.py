@@ -165,7 +165,7 @@ def test_a_star_free_row_gets_a_compiled_model_checked_against_its_dfa(tmp_path)
     from hardsoft.languages.regular import RegularLanguage
     from hardsoft.model.io import load_model
 
-    rec = add_row(tmp_path, "contains-ab", regex=".*ab.*", alphabet="ab")
+    rec = add_row(tmp_path, "has-ab", regex=".*ab.*", alphabet="ab")
     con = rec["construction"]
     assert con["verified"] and con["mismatches"] == 0 and con["outside_class"] == []
     model = load_model(con["model"])
@@ -199,6 +199,13 @@ def test_add_row_from_a_dfa_file(tmp_path) -> None:  # type: ignore[no-untyped-d
     assert rec["star_free"] is False and rec["witness"]["period"] == 3
 
 
+def test_a_dfa_file_with_a_repeated_symbol_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "rep.json"
+    path.write_text(json.dumps({"alphabet": "aa", "start": "0", "accept": [], "transitions": {}}))
+    with pytest.raises(HardsoftError, match="repeats the symbol"):
+        decide_row("rep", dfa_file=path)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -207,6 +214,12 @@ def test_add_row_from_a_dfa_file(tmp_path) -> None:  # type: ignore[no-untyped-d
         (["--regex", "ab", "--name", "X Y"], "row name"),
         (["--regex", "ac", "--name", "x", "--alphabet", "ab"], "not in the alphabet"),
         (["--name", "x"], "exactly one"),
+        # an alphabet with a repeated symbol, or an empty one, is refused (not deduplicated or
+        # silently replaced by the expression's symbols), as everywhere else
+        (["--regex", "a", "--name", "x", "--alphabet", "aa"], "repeats the symbol 'a'"),
+        (["--regex", "a", "--name", "x", "--alphabet", ""], "--alphabet is empty"),
+        (["--regex", "(", "--name", "x"], "mentions no symbol"),
+        (["--regex", "(aa)*", "--name", "parity"], "built-in row"),
     ],
 )
 def test_add_row_bad_input(tmp_path, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
@@ -221,7 +234,7 @@ def test_add_row_cli_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
         "--regex",
         "(aa)*",
         "--name",
-        "aa-star",
+        "even-as",
         "--out",
         str(tmp_path),
         "--json",
@@ -231,3 +244,24 @@ def test_add_row_cli_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert rec["star_free"] is False and rec["witness"]["word"] == "a"
     with pytest.raises(HardsoftError):
         decide_row("x", regex="(", alphabet="ab")
+
+
+def test_a_dfa_file_accepting_an_unknown_state_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "typo.json"
+    dfa = {"alphabet": "ab", "start": "q0", "accept": ["q9"], "transitions": {"q0": {"a": "q1"}}}
+    path.write_text(json.dumps(dfa))
+    with pytest.raises(HardsoftError, match="accepting state 'q9' is no state"):
+        decide_row("typo", dfa_file=path)
+
+
+def test_the_search_stays_within_its_word_budget_on_large_alphabets() -> None:
+    """A 300-symbol alphabet asked for 8·10^9 words (24 GB) before the search was bounded;
+    the default lengths of small alphabets are unchanged."""
+    from hardsoft.atlas.ltl_search import MAX_CELLS, affordable_length, search
+
+    assert [affordable_length(k, n, cells=True) for k, n in ((2, 7), (3, 5), (4, 4))] == [7, 5, 4]
+    assert [affordable_length(k, n) for k, n in ((2, 12), (3, 8), (4, 6))] == [12, 8, 6]
+    assert 10**4 * 4 > MAX_CELLS >= 10**3 * 3 and affordable_length(10, 5, cells=True) == 3
+    big = "".join(chr(0x4E00 + i) for i in range(300))
+    formula, stats = search(dfa_from_regex("一", big))
+    assert formula is None and "too large" in stats["stopped"]

@@ -475,3 +475,12 @@ def test_measured_gap_works_where_a_fast_path_ran() -> None:
     for g in G.hard_heads(hard):
         for a, b in zip(G._head_rows(hard, tr, g, 10, None), G._head_rows(hard, bare, g, 10, None)):
             assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize(("command", "key"), [("soften", "hard"), ("harden", "soft")])
+def test_output_onto_the_input_is_refused(files, command: str, key: str) -> None:
+    """-o MODEL itself overwrote the original model (the one the bound is about)."""
+    before = files[key].read_bytes()
+    res = cli(command, str(files[key]), "-o", str(files[key]))
+    assert res.returncode == 2 and "is the input file" in res.stderr, res.stderr
+    assert files[key].read_bytes() == before

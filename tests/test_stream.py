@@ -178,3 +178,20 @@ def test_cli_stream_errors_leave_no_output(compiled, tmp_path: Path) -> None:
     assert res.rc == 2 and "--input-file" in res.err
     res = run_cli("run", str(tmp_path / "m.safetensors"), "-i", "01", "--dtype", "x", debug=False)
     assert res.rc == 2 and "float32 or float64" in res.err
+    # -o without --stream wrote nothing and said nothing: now refused
+    res = run_cli("run", str(tmp_path / "m.safetensors"), "-i", "01", "-o", str(out), debug=False)
+    assert res.rc == 2 and "add --stream" in res.err and not out.exists()
+    # an empty file, or one holding only a newline: the same one line for run and check
+    for text in ("", "\n", "\r\n"):
+        (tmp_path / "e.txt").write_text(text, newline="")
+        for cmd in (["run"], ["check", "--formula", "'1'"]):
+            res = run_cli(
+                cmd[0],
+                str(tmp_path / "m.safetensors"),
+                *cmd[1:],
+                "--stream",
+                "--input-file",
+                str(tmp_path / "e.txt"),
+                debug=False,
+            )
+            assert res.rc == 2 and "holds the empty input" in res.err, res.err

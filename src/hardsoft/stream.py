@@ -426,6 +426,8 @@ def read_chunks(path: Path, alphabet: tuple[str, ...], chunk: int) -> tuple[int,
     """The length n of the input in ``path`` (one input, one line) and an iterator over its
     token ids in chunks of ``chunk``; a byte outside the alphabet is a one-line error."""
     n = file_length(path)
+    if n == 0:  # one message for run and check, naming the file
+        raise HardsoftError(f"{str(path)!r} holds the empty input: nothing to stream")
     table = symbol_table(alphabet)
 
     def chunks() -> Iterator[np.ndarray]:
@@ -468,8 +470,6 @@ def check_stream(
         raise HardsoftError(f"--chunk must be >= 1, not {chunk}")
     readout = acceptance_of(model)
     n, chunks = read_chunks(path, model.spec.alphabet, chunk)
-    if n == 0:
-        raise HardsoftError(f"{str(path)!r} holds the empty input: nothing to check")
     reference = StreamEvaluator(formula, model.spec.alphabet, n)
     stream = Stream(model, n)
     started = time.perf_counter()

@@ -231,3 +231,13 @@ def path_text(value: Any, name: str) -> str:
     if not text.strip():
         raise HardsoftError(f"{name} is empty: give a path")
     return text
+
+
+def not_the_input(out: Any, source: Any, name: str = "output") -> Path:
+    """An output that is not the input file it is made from: writing a converted model over
+    its source would lose the original (the thing the conversion's guarantee is about)."""
+    path = Path(os.fspath(out))
+    src = Path(os.fspath(source))
+    if path.exists() and src.exists() and os.path.samefile(path, src):
+        raise HardsoftError(f"{name} {str(path)!r} is the input file; write to another file")
+    return path

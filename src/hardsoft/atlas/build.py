@@ -31,8 +31,10 @@ EVIDENCE_FILE = "evidence.json"
 def parse_only(text: str | None) -> tuple[set[str] | None, set[str] | None]:
     """``--only ROW,COL`` (either may be ``*`` or empty; several rows or columns with ``+``):
     the rows and columns to build (None: all)."""
-    if not text:
+    if text is None:
         return None, None
+    if not text.strip():  # an empty --only is a slip, not "everything" (a full rebuild)
+        raise HardsoftError("--only is empty; give ROW,COLUMN (e.g. parity,ahat or parity,*)")
     parts = text.split(",")
     if len(parts) != 2:
         raise HardsoftError(

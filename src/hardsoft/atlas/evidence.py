@@ -453,8 +453,8 @@ def produce_decision(row: Row, claim: Claim, folder: Path, out: Path) -> Evidenc
             f"{record['monoid_size']}-element syntactic monoid"
         )
     cmd = (
-        f"hardsoft atlas add-row --regex {shlex.quote(row.regex or '')} --name {row.id} "
-        f"--alphabet {shlex.quote(row.alphabet)} --json"
+        f"hardsoft atlas add-row --regex {shlex.quote(row.regex or '')} --name "
+        f"my-{row.id} --alphabet {shlex.quote(row.alphabet)} --json"  # built-in names are taken
     )
     return Evidence(
         Status.DECIDED,

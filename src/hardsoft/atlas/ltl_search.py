@@ -27,6 +27,26 @@ from hardsoft.logic.syntax import And, Const, Formula, Not, Or, Past, Prev, Sinc
 MAX_SIZE = 10
 MAX_FORMULAS = 40_000
 MAX_SECONDS = 5.0
+MAX_WORDS = 100_000
+"""Most words of one length the exhaustive check after the search enumerates: k^L grows fast,
+and a 300-symbol alphabet at L = 4 would be 8·10^9 words."""
+MAX_CELLS = 4096
+"""Most positions (words × length) the search evaluates each candidate on: it keeps every
+candidate's values, up to :data:`MAX_FORMULAS` of them (the default lengths for 2, 3 and 4
+symbols need at most 1,215)."""
+
+
+def affordable_length(k: int, wanted: int, cells: bool = False) -> int:
+    """The largest length L <= ``wanted`` (at least 1) with at most :data:`MAX_WORDS` words
+    k^L (``cells``: at most :data:`MAX_CELLS` positions k^L·L)."""
+
+    def cost(n: int) -> int:
+        return k**n * n if cells else k**n
+
+    length = 1
+    while length < wanted and cost(length + 1) <= (MAX_CELLS if cells else MAX_WORDS):
+        length += 1
+    return length
 
 
 @dataclass
@@ -77,7 +97,14 @@ def search(dfa: DFA, length: int | None = None) -> tuple[Formula | None, dict[st
     """The smallest past formula (up to :data:`MAX_SIZE` nodes, within the budgets) agreeing
     with the DFA on every non-empty word up to ``length``; None if none was found."""
     k = len(dfa.alphabet)
-    length = length or (7 if k == 2 else 5 if k == 3 else 4)
+    length = affordable_length(k, length or (7 if k == 2 else 5 if k == 3 else 4), cells=True)
+    if length < 2:  # every word of length 2 is past the budget: nothing worth searching on
+        return None, {
+            "length": length,
+            "formulas": 0,
+            "max_size": MAX_SIZE,
+            "stopped": f"alphabet of {k} symbols: too large for the search",
+        }
     words = _words(dfa, length)
     started = time.perf_counter()
     seen: dict[bytes, Formula] = {}

@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from hardsoft.atlas.starfree import decide_star_free
+from hardsoft.atlas.table import ROW_IDS
 from hardsoft.errors import HardsoftError
 from hardsoft.languages.regular import DFA, dfa_from_file, dfa_from_regex
 from hardsoft.model.io import atomic_write
+from hardsoft.validate import alphabet as validate_alphabet
 
 STAR_FREE_COLUMN = "uhat-strict"
 DECISION_CITATION = (
@@ -37,6 +39,8 @@ def check_row_name(name: str) -> str:
     """A row name: lower-case letters, digits and dashes (it names files)."""
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,47}", name or ""):
         raise HardsoftError(f"row name {name!r} must be 1-48 lower-case letters, digits or dashes")
+    if name in ROW_IDS:  # two rows of one name: the atlas would mix their cells
+        raise HardsoftError(f"row name {name!r} is a built-in row of the atlas; choose another")
     return name
 
 
@@ -47,13 +51,15 @@ def decide_row(
     check_row_name(name)
     if (regex is None) == (dfa_file is None):
         raise HardsoftError("give exactly one of --regex and --dfa")
+    if alphabet is not None:  # refused as everywhere: empty, or a repeated symbol
+        validate_alphabet(alphabet, "--alphabet")
     if regex is not None:
         dfa: DFA = dfa_from_regex(regex, alphabet)
         source = {"regex": regex}
     else:
         assert dfa_file is not None
         dfa = dfa_from_file(dfa_file)
-        if alphabet and tuple(dict.fromkeys(alphabet)) != dfa.alphabet:
+        if alphabet is not None and tuple(alphabet) != dfa.alphabet:
             raise HardsoftError(
                 f"--alphabet {alphabet!r} is not the DFA file's {''.join(dfa.alphabet)!r}"
             )
@@ -89,7 +95,7 @@ def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
     unique-hard attention with strict masks and check the model exactly against the DFA. The
     record says what was found and shown (``formula`` None: the bounded search found none)."""
     from hardsoft.atlas.evidence import COLUMNS_BY_ID, class_violations
-    from hardsoft.atlas.ltl_search import search
+    from hardsoft.atlas.ltl_search import affordable_length, search
     from hardsoft.check import check_language
     from hardsoft.compile import compile_formula
     from hardsoft.languages.base import all_words
@@ -113,7 +119,7 @@ def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
         return {"formula": to_text(formula), "search": stats, "verified": False}
     model = compile_formula(formula, dfa.alphabet, "hard", False, n=1000)
     k = len(dfa.alphabet)
-    exhaustive = {2: 12, 3: 8}.get(k, 6)
+    exhaustive = affordable_length(k, {2: 12, 3: 8}.get(k, 6))
     rep = check_language(
         model,
         RegularLanguage(name, dfa),

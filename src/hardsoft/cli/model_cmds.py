@@ -149,6 +149,8 @@ def run_cmd(
     model = apply_dtype(load_model(model_path, device=device), dtype)
     if stream:
         return run_streamed(model, inputs, input_file, stream_chunk, npy_out, as_json)
+    if npy_out is not None:  # else nothing would be written, silently
+        raise HardsoftError("-o/--out writes the .npy file of --stream; add --stream")
     sourced = read_inputs(inputs, input_file)
     check_symbols(sourced, model.spec.alphabet)
     words = [w for w, _ in sourced]

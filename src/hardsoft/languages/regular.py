@@ -70,10 +70,12 @@ class DFA:
         }
 
 
-def _check_alphabet(alphabet: str) -> tuple[str, ...]:
-    symbols = tuple(dict.fromkeys(alphabet))
-    if not symbols:
-        raise HardsoftError("the alphabet is empty")
+def _check_alphabet(alphabet: str, name: str = "alphabet") -> tuple[str, ...]:
+    """The symbols of ``alphabet``: non-empty, none repeated (:func:`hardsoft.validate.alphabet`,
+    the rule everywhere else), none that is regex syntax."""
+    from hardsoft.validate import alphabet as checked
+
+    symbols = checked(alphabet, name)
     for s in symbols:
         if s in _SYNTAX or s.isspace() or s in "\\^$Σ{}":
             raise HardsoftError(f"symbol {s!r} cannot be in the alphabet (it is regex syntax)")
@@ -164,7 +166,15 @@ def dfa_from_regex(regex: str, alphabet: str | None = None) -> DFA:
     expression mentions), built by pyformlang's regex → ε-NFA → minimal DFA."""
     from pyformlang.regular_expression import PythonRegex
 
-    symbols = _check_alphabet(alphabet if alphabet else _alphabet_of_regex(regex))
+    if alphabet is None:
+        mentioned = _alphabet_of_regex(regex)
+        if not mentioned:
+            raise HardsoftError(
+                f"the regular expression {regex!r} mentions no symbol; give the alphabet"
+            )
+        symbols = _check_alphabet(mentioned)
+    else:
+        symbols = _check_alphabet(alphabet)
     python = _to_python_regex(regex, symbols)
     try:
         nfa = PythonRegex(python).to_epsilon_nfa()
@@ -179,7 +189,7 @@ def dfa_from_file(path: Path) -> DFA:
 
     try:
         data = json.loads(Path(path).read_text())
-        symbols = _check_alphabet(str(data["alphabet"]))
+        symbols = _check_alphabet(str(data["alphabet"]), f"DFA file {path}: alphabet")
         start = str(data["start"])
         accept = {str(q) for q in data["accept"]}
         transitions = {
@@ -188,6 +198,10 @@ def dfa_from_file(path: Path) -> DFA:
         }
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise HardsoftError(f"cannot read the DFA file {path}: {exc}") from None
+    named = {start} | set(transitions) | {r for e in transitions.values() for r in e.values()}
+    unknown = sorted(accept - named)
+    if unknown:  # a typo would silently drop an accepting state
+        raise HardsoftError(f"DFA file {path}: accepting state {unknown[0]!r} is no state")
     dfa = DeterministicFiniteAutomaton()
     dfa.add_start_state(State(start))
     for q in accept:
@@ -235,7 +249,7 @@ class RegexLanguage(RegularLanguage):
 
     def __init__(self) -> None:
         super().__init__(
-            self.name, dfa_from_regex(self.regex, self.regex_alphabet), self.description
+            self.name, dfa_from_regex(self.regex, self.regex_alphabet or None), self.description
         )
 
 
