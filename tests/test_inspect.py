@@ -123,3 +123,13 @@ def test_agree_defaults_to_the_trained_language(tmp_path: Path) -> None:
     data = json.loads(res.out)
     assert data["words"] == "language dyck2"  # the language the process stops in
     assert data["rows"][0]["outputs_positions"] is not None  # same width: every coordinate
+
+
+def test_plot_refuses_a_name_that_is_not_png(soft: Path, tmp_path: Path) -> None:
+    out = tmp_path / "att.txt"
+    res = run_cli("run", str(soft), "-i", "abba", "--plot", str(out))
+    assert res.rc == 2 and "--plot" in res.err and ".png" in res.err
+    assert len(res.err.strip().splitlines()) == 1 and not out.exists()
+    upper = tmp_path / "att.PNG"
+    assert run_cli("run", str(soft), "-i", "abba", "--plot", str(upper)).rc == 0
+    assert upper.read_bytes()[:4] == b"\x89PNG"
