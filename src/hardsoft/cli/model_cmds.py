@@ -113,7 +113,10 @@ def run_cmd(
         False, "--trace", help="Per head and position: the most attended position and its weight."
     ),
     plot: Path = output_file_option(
-        "--plot", required=False, suffix=".png", help="Write a heat map per head of each input's attention (PNG)."
+        "--plot",
+        required=False,
+        suffix=".png",
+        help="Write a heat map per head of each input's attention (PNG).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     stream: bool = typer.Option(
