@@ -133,3 +133,17 @@ def test_plot_refuses_a_name_that_is_not_png(soft: Path, tmp_path: Path) -> None
     upper = tmp_path / "att.PNG"
     assert run_cli("run", str(soft), "-i", "abba", "--plot", str(upper)).rc == 0
     assert upper.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_run_refuses_options_of_the_other_mode(soft: Path, tmp_path: Path) -> None:
+    """--trace/--plot with --stream, and -o without it, were silently ignored."""
+    word = tmp_path / "w.txt"
+    word.write_text("abba")
+    png, npy = tmp_path / "s.png", tmp_path / "z.npy"
+    for args in (("--stream", "--input-file", str(word), "--trace"),
+                 ("--stream", "--input-file", str(word), "--plot", str(png)),
+                 ("-i", "abba", "-o", str(npy))):  # fmt: skip
+        res = run_cli("run", str(soft), *args)
+        assert res.rc == 2 and len(res.err.strip().splitlines()) == 1, (args, res.err)
+        assert res.err.startswith("error:")
+    assert not png.exists() and not npy.exists()
