@@ -147,3 +147,8 @@ def test_run_refuses_options_of_the_other_mode(soft: Path, tmp_path: Path) -> No
         assert res.rc == 2 and len(res.err.strip().splitlines()) == 1, (args, res.err)
         assert res.err.startswith("error:")
     assert not png.exists() and not npy.exists()
+
+
+def test_plot_into_a_folder_is_named_as_a_folder(soft: Path, tmp_path: Path) -> None:
+    res = run_cli("run", str(soft), "-i", "abba", "--plot", str(tmp_path) + "/")
+    assert res.rc == 2 and "folder" in res.err, res.err

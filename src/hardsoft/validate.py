@@ -166,14 +166,14 @@ def output_file(value: Any, name: str = "output", *, suffix: str | None = None) 
     if text.strip() in ("", "."):
         raise HardsoftError(f"{name} is empty: give a file name")
     path = Path(text)
-    if suffix is not None and path.suffix.lower() != suffix.lower():
-        raise HardsoftError(f"{name} {text!r} must be a {suffix} file name (it writes {suffix})")
     if path.is_dir():
         raise HardsoftError(f"{name} {text!r} is a folder; give a file name")
     if path.exists() and not stat.S_ISREG(path.stat().st_mode):
         raise HardsoftError(f"{name} {text!r} exists and is not a regular file")
     if text.endswith(os.sep):
         raise HardsoftError(f"{name} {text!r} names a folder; give a file name")
+    if suffix is not None and path.suffix.lower() != suffix.lower():
+        raise HardsoftError(f"{name} {text!r} must be a {suffix} file name (it writes {suffix})")
     _check_creatable(path, name)
     return path
 
