@@ -152,3 +152,11 @@ def test_run_refuses_options_of_the_other_mode(soft: Path, tmp_path: Path) -> No
 def test_plot_into_a_folder_is_named_as_a_folder(soft: Path, tmp_path: Path) -> None:
     res = run_cli("run", str(soft), "-i", "abba", "--plot", str(tmp_path) + "/")
     assert res.rc == 2 and "folder" in res.err, res.err
+
+
+def test_plot_checks_every_file_name_before_writing_any(soft: Path, tmp_path: Path) -> None:
+    (tmp_path / "att-2.png").mkdir()
+    out = tmp_path / "att.png"
+    res = run_cli("run", str(soft), "-i", "abba", "-i", "bb", "--plot", str(out))
+    assert res.rc == 2 and "--plot" in res.err and "att-2.png" in res.err, res.err
+    assert not out.exists()
