@@ -11,6 +11,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from hardsoft import validate
 from hardsoft.cli import app
 from hardsoft.cli.common import (
     console,
@@ -20,7 +21,6 @@ from hardsoft.cli.common import (
     print_json,
     seed_option,
 )
-from hardsoft import validate
 from hardsoft.errors import HardsoftError
 
 
