@@ -123,3 +123,40 @@ def test_agree_defaults_to_the_trained_language(tmp_path: Path) -> None:
     data = json.loads(res.out)
     assert data["words"] == "language dyck2"  # the language the process stops in
     assert data["rows"][0]["outputs_positions"] is not None  # same width: every coordinate
+
+
+def test_plot_refuses_a_name_that_is_not_png(soft: Path, tmp_path: Path) -> None:
+    out = tmp_path / "att.txt"
+    res = run_cli("run", str(soft), "-i", "abba", "--plot", str(out))
+    assert res.rc == 2 and "--plot" in res.err and ".png" in res.err
+    assert len(res.err.strip().splitlines()) == 1 and not out.exists()
+    upper = tmp_path / "att.PNG"
+    assert run_cli("run", str(soft), "-i", "abba", "--plot", str(upper)).rc == 0
+    assert upper.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_run_refuses_options_of_the_other_mode(soft: Path, tmp_path: Path) -> None:
+    """--trace/--plot with --stream, and -o without it, were silently ignored."""
+    word = tmp_path / "w.txt"
+    word.write_text("abba")
+    png, npy = tmp_path / "s.png", tmp_path / "z.npy"
+    for args in (("--stream", "--input-file", str(word), "--trace"),
+                 ("--stream", "--input-file", str(word), "--plot", str(png)),
+                 ("-i", "abba", "-o", str(npy))):  # fmt: skip
+        res = run_cli("run", str(soft), *args)
+        assert res.rc == 2 and len(res.err.strip().splitlines()) == 1, (args, res.err)
+        assert res.err.startswith("error:")
+    assert not png.exists() and not npy.exists()
+
+
+def test_plot_into_a_folder_is_named_as_a_folder(soft: Path, tmp_path: Path) -> None:
+    res = run_cli("run", str(soft), "-i", "abba", "--plot", str(tmp_path) + "/")
+    assert res.rc == 2 and "folder" in res.err, res.err
+
+
+def test_plot_checks_every_file_name_before_writing_any(soft: Path, tmp_path: Path) -> None:
+    (tmp_path / "att-2.png").mkdir()
+    out = tmp_path / "att.png"
+    res = run_cli("run", str(soft), "-i", "abba", "-i", "bb", "--plot", str(out))
+    assert res.rc == 2 and "--plot" in res.err and "att-2.png" in res.err, res.err
+    assert not out.exists()

@@ -158,9 +158,10 @@ def _check_creatable(path: Path, name: str) -> None:
         raise HardsoftError(f"{name} {str(path)!r}: the folder {str(probe)!r} is not writable")
 
 
-def output_file(value: Any, name: str = "output") -> Path:
+def output_file(value: Any, name: str = "output", *, suffix: str | None = None) -> Path:
     """A file we may (over)write atomically: not empty, not a folder, not a device or pipe, and
-    inside a folder that exists (or can be created) and is writable."""
+    inside a folder that exists (or can be created) and is writable. With ``suffix`` (e.g.
+    ``".png"``) the name must end with it (any case), so a PNG is not written into ``x.txt``."""
     text = os.fspath(value) if value is not None else ""
     if text.strip() in ("", "."):
         raise HardsoftError(f"{name} is empty: give a file name")
@@ -171,6 +172,8 @@ def output_file(value: Any, name: str = "output") -> Path:
         raise HardsoftError(f"{name} {text!r} exists and is not a regular file")
     if text.endswith(os.sep):
         raise HardsoftError(f"{name} {text!r} names a folder; give a file name")
+    if suffix is not None and path.suffix.lower() != suffix.lower():
+        raise HardsoftError(f"{name} {text!r} must be a {suffix} file name (it writes {suffix})")
     _check_creatable(path, name)
     return path
 

@@ -147,16 +147,20 @@ def float_option(
 
 
 def output_file_option(
-    *names: str, required: bool = True, help: str = "Where to write the file."
+    *names: str,
+    required: bool = True,
+    suffix: str | None = None,
+    help: str = "Where to write the file.",
 ) -> Any:
-    """An output file (``-o``): not empty, not a folder, in a writable place. The raw text is
-    checked (``parser=str``), so ``-o ""`` is named as empty rather than read as ``.``."""
+    """An output file (``-o``): not empty, not a folder, in a writable place, ending with
+    ``suffix`` where one is given. The raw text is checked (``parser=str``), so ``-o ""`` is
+    named as empty rather than read as ``.``."""
     return typer.Option(
         ... if required else None,
         *(names or ("-o", "--out")),
         help=help,
         parser=str,
-        callback=checked(validate.output_file),
+        callback=checked(validate.output_file, suffix=suffix),
     )
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from hardsoft import validate
 from hardsoft.cli import app
 from hardsoft.cli.common import (
     console,
@@ -35,9 +36,14 @@ def add_trace(
     if trace:
         for r in results:
             r["attention"] = attention_summary(model, r["input"])
-    if plot is not None:
-        for k, r in enumerate(results):
-            path = plot if k == 0 else plot.with_name(f"{plot.stem}-{k + 1}{plot.suffix}")
+    if plot is not None:  # every file name is checked before the first is written
+        paths = [
+            validate.output_file(
+                plot if k == 0 else plot.with_name(f"{plot.stem}-{k + 1}{plot.suffix}"), "--plot"
+            )
+            for k in range(len(results))
+        ]
+        for r, path in zip(results, paths):
             r["plot"] = str(plot_attention(model, r["input"], path))
             if not quiet:
                 err_console.print(f"wrote {path}", markup=False)

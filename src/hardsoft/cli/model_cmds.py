@@ -99,6 +99,15 @@ def _print_result(r: dict) -> None:
         console.print(f"  {'symbol':<{label}} {shown}", markup=False, highlight=False)
 
 
+def _check_run_options(stream: bool, trace: bool, plot: Path | None, out: Path | None) -> None:
+    """Options that only one mode of ``run`` reads are refused in the other, rather than
+    silently ignored (a user asking for a trace or a file must get it or be told)."""
+    if stream and (trace or plot is not None):
+        raise HardsoftError("--trace and --plot do not apply with --stream (use --input)")
+    if not stream and out is not None:
+        raise HardsoftError("-o/--out writes the --stream outputs (.npy); use --json otherwise")
+
+
 @app.command("run")
 def run_cmd(
     model_path: Path = path_argument("MODEL", "A .safetensors model file."),
@@ -113,7 +122,10 @@ def run_cmd(
         False, "--trace", help="Per head and position: the most attended position and its weight."
     ),
     plot: Path = output_file_option(
-        "--plot", required=False, help="Write a heat map per head of each input's attention (PNG)."
+        "--plot",
+        required=False,
+        suffix=".png",
+        help="Write a heat map per head of each input's attention (PNG).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     stream: bool = typer.Option(
@@ -146,6 +158,7 @@ def run_cmd(
     from hardsoft.check import is_symbol_valued, output_names
     from hardsoft.model.fastpath import fast_paths, head_paths
 
+    _check_run_options(stream, trace, plot, npy_out)
     model = apply_dtype(load_model(model_path, device=device), dtype)
     if stream:
         return run_streamed(model, inputs, input_file, stream_chunk, npy_out, as_json)
