@@ -105,7 +105,7 @@ def _check_run_options(stream: bool, trace: bool, plot: Path | None, out: Path |
     if stream and (trace or plot is not None):
         raise HardsoftError("--trace and --plot do not apply with --stream (use --input)")
     if not stream and out is not None:
-        raise HardsoftError("-o/--out writes the --stream outputs (.npy); use --json otherwise")
+        raise HardsoftError("-o/--out writes the .npy file of --stream; add --stream")
 
 
 @app.command("run")
@@ -162,8 +162,6 @@ def run_cmd(
     model = apply_dtype(load_model(model_path, device=device), dtype)
     if stream:
         return run_streamed(model, inputs, input_file, stream_chunk, npy_out, as_json)
-    if npy_out is not None:  # else nothing would be written, silently
-        raise HardsoftError("-o/--out writes the .npy file of --stream; add --stream")
     sourced = read_inputs(inputs, input_file)
     check_symbols(sourced, model.spec.alphabet)
     words = [w for w, _ in sourced]
