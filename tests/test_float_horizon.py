@@ -59,3 +59,11 @@ def test_stream_exact_can_fail_and_the_sign_limit_holds_in_float32() -> None:
     majority = majority.to(torch.float32)
     for kind in fh.WORDS:
         assert fh.stream_exact(majority, "MAJORITY", kind, limit, 0), kind
+
+
+def test_stream_check_row_checks_every_position_of_a_file() -> None:
+    """The experiment's `check --stream` row: every position of the file compared, none wrong
+    (compiled PARITY in float64 is exact far beyond n = 5000)."""
+    row = fh.stream_check_row(5000, seed=3)
+    assert row["n"] == 5000 and row["checked_positions"] == 5000
+    assert row["mismatched_positions"] == 0

@@ -188,7 +188,11 @@ def _float_horizon(m: Mapping[str, Any]) -> tuple[str, str]:
         f"first failure / derived limit {min(worst.values()):.2g}–{max(worst.values()):.2g} "
         f"over {len(worst)} models; {len(below)} failed below their limit"
     )
-    return (EXTENDS if not below else DEVIATES), key
+    streamed = m.get("stream_check")
+    wrong = int(streamed["mismatched_positions"]) if streamed else 0
+    if streamed:
+        key += f"; check --stream at n = {int(streamed['n']):,}: {wrong} mismatches"
+    return (EXTENDS if not below and not wrong else DEVIATES), key
 
 
 @claim(
