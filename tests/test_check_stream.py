@@ -89,6 +89,17 @@ def test_a_wrong_formula_gives_exit_1_and_the_first_mismatch(files) -> None:
     assert text.rc == 1 and "first mismatch at position 7000" in text.out
 
 
+def test_a_named_formula(files) -> None:
+    """``-f @NAME`` with --stream reads the named formula (the helpers check uses too)."""
+    r = _check(files["parity"], "@parity-mod", files["word"])
+    assert r.rc == 0, r.err
+    report = json.loads(r.out)
+    assert report["reference"] == {"formula": "MOD(2, 1)(#<['1'])"}
+    assert report["checked_positions"] == N and report["mismatched_positions"] == 0
+    r = _check(files["parity"], "@nope", files["word"])
+    assert r.rc == 2 and "unknown formula 'nope'" in r.err
+
+
 def test_refusals(files) -> None:
     r = run_cli("check", str(files["parity"]), "-f", PARITY, "--stream")
     assert r.rc == 2 and "--stream reads one input from --input-file" in r.err

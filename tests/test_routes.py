@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from hardsoft.check import INVALID, check_formula, check_language, symbol_readout
 from hardsoft.cli import app, main
-from hardsoft.cli.check_cmd import formula_options
+from hardsoft.cli.common import expand_named, formula_options
 from hardsoft.compile import compile_formula
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import get_language
@@ -190,6 +190,16 @@ def test_formula_options() -> None:
         formula_options(["p=Y 'a'", "p=i = 3"], ("p", "q"))
     with pytest.raises(HardsoftError, match="one output"):
         formula_options(["Y 'a'", "'a'"], ())
+
+
+def test_expand_named() -> None:
+    """``@NAME`` is replaced by the named formula's text, in one formula or per output."""
+    parity = "MOD(2, 1)(#<['1'])"
+    assert expand_named("@parity-mod") == parity
+    assert expand_named("'a' & Y 'b'") == "'a' & Y 'b'"
+    assert expand_named({"p": "@parity-mod", "q": "Y '1'"}) == {"p": parity, "q": "Y '1'"}
+    with pytest.raises(HardsoftError, match="unknown formula 'nope'"):
+        expand_named("@nope")
 
 
 def test_check_formulas_needs_one_formula_per_output() -> None:

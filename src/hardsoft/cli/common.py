@@ -1,4 +1,5 @@
-"""Helpers shared by the command modules: consoles, JSON output, and the option-validation layer.
+"""Helpers shared by the command modules: consoles, JSON output, ``--formula`` values, and the
+option-validation layer.
 
 **Options.** Every numeric, seed, device and path option of every command is declared through
 the factories below (``seed_option()``, ``int_option(..., lo=1)``, ``float_option(...)``,
@@ -72,6 +73,49 @@ def parse_int_list(text: str, option: str, *, lo: int | None = None) -> list[int
     for v in values:
         validate.integer(v, option, lo=lo)
     return values
+
+
+# ------------------------------------------------------------------ formula options
+
+
+def formula_options(values: list[str], names: tuple[str, ...]) -> str | dict[str, str]:
+    """The ``--formula`` values as one formula, or a mapping from output names to formulas.
+
+    A model with one output takes one formula (``NAME=`` before it is dropped when NAME is
+    that output's name); a model with several named outputs takes ``NAME=FORMULA`` per
+    output, split at the first ``=`` (formulas may contain ``=``, names may not)."""
+    if len(names) <= 1 and len(values) == 1:
+        text = values[0]
+        if names and text.partition("=")[0].strip() == names[0]:
+            text = text.partition("=")[2]
+        return text.strip()
+    if len(names) <= 1:
+        raise HardsoftError(f"the model has one output: give one --formula, not {len(values)}")
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, text = value.partition("=")
+        name = name.strip()
+        if not sep or name not in names:
+            raise HardsoftError(
+                f"--formula expects NAME=FORMULA with NAME one of the model's outputs "
+                f"({', '.join(names)}), got {value!r}"
+            )
+        if name in out:
+            raise HardsoftError(f"--formula: output {name!r} is given twice")
+        out[name] = text.strip()
+    return out
+
+
+def expand_named(given: str | dict[str, str]) -> str | dict[str, str]:
+    """``@NAME`` stands for a named formula, as in ``hardsoft eval``."""
+    from hardsoft.logic.library import get_formula
+
+    def one(text: str) -> str:
+        return get_formula(text[1:]).text if text.startswith("@") else text
+
+    if isinstance(given, str):
+        return one(given)
+    return {name: one(text) for name, text in given.items()}
 
 
 # ------------------------------------------------------------------ the option factories

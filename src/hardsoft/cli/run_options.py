@@ -13,7 +13,7 @@ from typing import Any
 import torch
 import typer
 
-from hardsoft.cli.common import console, print_json
+from hardsoft.cli.common import console, expand_named, formula_options, print_json
 from hardsoft.errors import HardsoftError
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -117,7 +117,6 @@ def check_streamed(
 ) -> None:
     """``hardsoft check --stream``: the model and a past-only formula streamed side by side
     over one input file (:func:`hardsoft.stream.check_stream`); exit 1 on a mismatch."""
-    from hardsoft.cli.check_cmd import _expand_named, formula_options
     from hardsoft.logic import parse
     from hardsoft.stream import check_stream
 
@@ -127,7 +126,7 @@ def check_streamed(
         raise HardsoftError("--stream reads one input from --input-file")
     if not formulas or language is not None:
         raise HardsoftError("--stream checks against one --formula (not --language)")
-    given = _expand_named(formula_options(formulas, tuple(model.spec.output_names)))
+    given = expand_named(formula_options(formulas, tuple(model.spec.output_names)))
     if not isinstance(given, str):
         raise HardsoftError("--stream checks one formula against the model's readout")
     formula = parse(given, alphabet=model.spec.alphabet)
