@@ -17,8 +17,8 @@ from pathlib import Path
 
 from hardsoft.compile import compile_formula
 from hardsoft.decompile import decompile
+from hardsoft.experiments.decompile_roundtrip import random_decompile_model
 from hardsoft.logic.syntax import size
-from hardsoft.model import random_model
 
 from _common import environment
 
@@ -28,13 +28,13 @@ FORMULAS = [
     ("('a' | X 'b') S ('c' & Y 'a')", "abc"),
     ("'a' & (X 'b' | Y 'c')", "abc"),
 ]
-RANDOM = [
-    ("leftmost", "future", 1, 2),
-    ("rightmost", "strict-future", 1, 2),
-    ("leftmost", "none", 2, 2),
-    ("rightmost", "strict-past", 2, 2),
-    ("rightmost", "future", 3, 1),
-    ("leftmost", "strict-future", 3, 1),
+RANDOM = [  # (weighting, mask, layers); heads as in the experiment: 2 per layer, 1 from 3 layers
+    ("leftmost", "future", 1),
+    ("rightmost", "strict-future", 1),
+    ("leftmost", "none", 2),
+    ("rightmost", "strict-past", 2),
+    ("rightmost", "future", 3),
+    ("leftmost", "strict-future", 3),
 ]
 
 
@@ -72,16 +72,9 @@ def main() -> None:
             model = compile_formula(text, alphabet=alphabet, target="hard", masks=masks)
             lines.append(_row(f"compiled `{text}` ({masks})", model))
             print(lines[-1], flush=True)
-    for weighting, mask, layers, heads in RANDOM:
-        model = random_model(
-            layers=layers,
-            heads=heads,
-            d_model=8,
-            weighting=weighting,
-            mask=mask,
-            position_features=("1",),
-            seed=31,
-        )
+    for weighting, mask, layers in RANDOM:
+        model = random_decompile_model(weighting, mask, layers, seed=31)
+        heads = len(model.spec.layers[0].heads)
         lines.append(_row(f"random {weighting} {mask}, {layers} layers x {heads} heads", model))
         print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"

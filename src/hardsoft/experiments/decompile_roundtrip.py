@@ -17,7 +17,7 @@ formulas (docs/decompile.md).
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -26,6 +26,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
+
+if TYPE_CHECKING:
+    from hardsoft.model.transformer import Transformer
 
 HAND = (
     ("since", "'a' S 'b'", "ab"),
@@ -97,22 +100,30 @@ def roundtrip_row(
     }
 
 
-def random_model_row(weighting: str, mask: str, layers: int, quick: bool, seed: int) -> dict:
-    """Decompile one random unique-hard model (features: the constant 1) and verify it."""
-    from hardsoft.decompile import decompile
-    from hardsoft.logic.syntax import size
+def random_decompile_model(weighting: str, mask: str, layers: int, seed: int) -> Transformer:
+    """The random unique-hard model decompiled here and in ``benchmarks/decompile.py``: every
+    head ``weighting`` and ``mask``, d_model 8, the constant feature 1 only, 2 heads per layer
+    (1 from 3 layers on), alphabet ``01``, seeded by ``seed``."""
     from hardsoft.model import random_model
 
-    heads = 1 if layers >= 3 else 2
-    model = random_model(
+    return random_model(
         layers=layers,
-        heads=heads,
+        heads=1 if layers >= 3 else 2,
         d_model=8,
         weighting=weighting,
         mask=mask,
         position_features=("1",),
         seed=seed,
     )
+
+
+def random_model_row(weighting: str, mask: str, layers: int, quick: bool, seed: int) -> dict:
+    """Decompile one random unique-hard model (:func:`random_decompile_model`) and verify it."""
+    from hardsoft.decompile import decompile
+    from hardsoft.logic.syntax import size
+
+    model = random_decompile_model(weighting, mask, layers, seed)
+    heads = len(model.spec.layers[0].heads)
     start = time.perf_counter()
     d = decompile(
         model,
