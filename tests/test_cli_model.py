@@ -56,6 +56,8 @@ def test_run_json_shape_matches_the_model(model_file: Path, tmp_path: Path) -> N
         (["run", "{model}", "--input", "01x"], "symbol 'x' at position 3"),
         (["run", "{tmp}/missing.safetensors", "--input", "0"], "no such file"),
         (["run", "{model}"], "no input"),
+        (["run", "{model}", "--input", ""], "the empty word has no position to read (--input 1)"),
+        (["run", "{model}", "-i", "01", "-i", ""], "no position to read (--input 2)"),
         (["run", "{model}", "--input-file", "{tmp}/nope.txt"], "nope.txt': no such file"),
         (["run", "{model}", "--bogus"], "No such option"),
         (["random-model", "-o", "{tmp}/x.safetensors", "--weighting", "max"], "unknown weighting"),
@@ -71,6 +73,15 @@ def test_errors_are_one_line_and_nonzero(model_file, tmp_path, args, message) ->
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_run_refuses_the_empty_word(model_file: Path) -> None:
+    """The empty word has no position, so no outputs and no acceptance to read: exit 2 and
+    nothing on stdout (it used to print accept false whatever the model's language)."""
+    for extra in ((), ("--json",), ("--trace",)):
+        res = cli("run", str(model_file), "-i", "", "-i", "0", *extra)
+        assert res.returncode == 2 and res.stdout == "", (extra, res.stdout)
+        assert res.stderr.startswith("error: the empty word has no position to read"), res.stderr
 
 
 def test_failed_save_keeps_existing_file(model_file: Path, tmp_path: Path) -> None:

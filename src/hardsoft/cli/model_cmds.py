@@ -32,8 +32,17 @@ from hardsoft.model.readout import acceptance_of
 
 def read_inputs(inputs: list[str] | None, input_file: Path | None) -> list[tuple[str, str]]:
     """Inputs from ``--input`` options and/or a UTF-8 file with one input per line (blank
-    lines skipped), each with where it came from (``--input 2``, ``FILE line 7``) for errors."""
+    lines skipped), each with where it came from (``--input 2``, ``FILE line 7``) for errors.
+    An empty ``--input`` is refused: the model has no position to read (no last position, so
+    no acceptance either), as ``--stream`` refuses an empty file and ``--trace`` an empty
+    input."""
     words = [(w, f"--input {k}") for k, w in enumerate(inputs or [], 1)]
+    for w, where in words:
+        if not w:
+            raise HardsoftError(
+                f"the empty word has no position to read ({where}): the model's outputs and "
+                "acceptance are per position; give at least one symbol"
+            )
     if input_file is not None:
         text = validate.read_text(input_file, "--input-file")
         for k, line in enumerate(text.splitlines(), 1):
@@ -77,8 +86,6 @@ def _print_result(r: dict) -> None:
     label = max(len(nm) for nm in r["output_names"]) + 1
     label = max(label, len("position"))
     console.print(f"input {r['input']!r}: accept={r['accept']}", markup=False)
-    if not cells:
-        return
     console.print(
         f"  {'position':<{label}} " + " ".join(f"{k:>{width}}" for k in range(1, len(cells) + 1)),
         markup=False,
@@ -174,13 +181,12 @@ def run_cmd(
             idx = [i for i, w in enumerate(words) if len(w) == n]
             for i, out in zip(idx, model.run_words([words[i] for i in idx], chunk_size=chunk)):
                 outputs[i] = out
-            if n:
-                paths[str(n)] = head_paths(model)
+            paths[str(n)] = head_paths(model)
     readout = acceptance_of(model)
     results: list[dict[str, Any]] = []
     for w, out in zip(words, outputs):
         values = [[float(v) for v in row] for row in out]
-        accept = bool(len(out) and readout.accept(torch.as_tensor(out[-1])))
+        accept = bool(readout.accept(torch.as_tensor(out[-1])))
         results.append({"input": w, "output_names": names, "outputs": values, "accept": accept})
         if is_symbol_valued(names, model.spec.alphabet):
             results[-1]["symbols"] = symbols_read(out, names)
