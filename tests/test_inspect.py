@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +110,49 @@ def test_agree_cli(soft: Path, tmp_path: Path) -> None:
     ]:
         res = run_cli("agree", *args)
         assert res.rc == 2 and message in res.err, (args, res.err)
+
+
+def test_agreement_in_batches_is_the_one_pass_answer(soft: Path) -> None:
+    """The words go through both models in batches (with a progress call after each); the row
+    is exactly what one pass over all the words gives."""
+    a, b = load_model(soft), load_model(soft)
+    rng = np.random.default_rng(3)
+    words = ["".join(rng.choice(["a", "b"], 12)) for _ in range(150)]
+    ya, yb = (torch.as_tensor(np.stack(m.run_words(words))) for m in (a, b))
+    with torch.no_grad():  # moves about half the outputs across the threshold 1/2
+        b.b_U += float(0.5 - ya.median()) * 2
+    yb = torch.as_tensor(np.stack(b.run_words(words)))
+    calls: list[int] = []
+    row = agreement(a, b, words, progress=calls.append)
+    assert calls == [64, 64, 22]
+    acc = (ya[..., 0] > 0.5) == (yb[..., 0] > 0.5)
+    out = ((ya > 0.5) == (yb > 0.5)).all(-1)
+    assert row.accept_positions == float(acc.double().mean()) < 1.0
+    assert row.accept_strings == float(acc.all(1).double().mean())
+    assert row.outputs_positions == float(out.double().mean())
+    assert row.outputs_strings == float(out.all(1).double().mean())
+    assert agreement(a, b, words) == row
+
+
+def test_agree_progress_bar_on_a_terminal_only(soft: Path, monkeypatch) -> None:
+    """A progress bar on stderr when stderr is a terminal; never with --json; stdout is the
+    same either way."""
+    from rich.console import Console
+
+    from hardsoft.cli import inspect_cmds
+
+    args = ("agree", str(soft), str(soft), "--lengths", "4,16", "--count", "150", "--random")
+    plain, plain_json = run_cli(*args), run_cli(*args, "--json")
+    assert plain.rc == plain_json.rc == 0 and plain.err == plain_json.err == ""
+    terminal = Console(stderr=True, force_terminal=True, markup=False, highlight=False)
+    monkeypatch.setattr(inspect_cmds, "err_console", terminal)
+    shown = run_cli(*args)
+    assert shown.rc == 0 and shown.out == plain.out
+    bar = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.err)  # without the terminal's codes
+    assert "agree n=4" in bar and "agree n=16 " in bar and "300/300 words" in bar
+    quiet = run_cli(*args, "--json")
+    assert quiet.rc == 0 and quiet.out == plain_json.out and quiet.err == ""
+    assert [r["strings"] for r in json.loads(quiet.out)["rows"]] == [150, 150]
 
 
 def test_agree_defaults_to_the_trained_language(tmp_path: Path) -> None:

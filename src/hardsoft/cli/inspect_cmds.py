@@ -4,11 +4,13 @@ line (see :mod:`hardsoft.model.inspect`)."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from hardsoft import validate
@@ -104,7 +106,10 @@ def agree_cmd(
     """Per length, the fraction of positions and of strings where A and B agree: their declared
     acceptance readouts at every prefix position, and every output coordinate rounded by the
     readout (y > threshold; for an EOS readout softmax(y) > threshold). Words come from the
-    language's sampler (about half members) or are uniformly random."""
+    language's sampler (about half members) or are uniformly random.
+
+    A progress bar on stderr counts the words both models have read, when stderr is a
+    terminal and without `--json`."""
     from hardsoft.cli.sensitivity_cmds import parse_lengths
     from hardsoft.model import load_model
     from hardsoft.model.inspect import agreement, check_same_alphabet
@@ -114,9 +119,23 @@ def agree_cmd(
     ns = parse_lengths(lengths, lo=1)
     source = _source(language, random_words, a)
     rows = []
-    for n in ns:
-        words = _words(source, tuple(a.spec.alphabet), n, count, seed)
-        rows.append(agreement(a, b, words).to_dict())
+    progress = Progress(
+        TextColumn("agree n={task.fields[n]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("words"),
+        TimeRemainingColumn(),
+        console=err_console,
+        disable=as_json or not err_console.is_terminal,
+        transient=True,
+    )
+    with progress:
+        task = progress.add_task("agree", total=count * len(ns), n=ns[0])
+        for n in ns:
+            progress.update(task, n=n)
+            words = _words(source, tuple(a.spec.alphabet), n, count, seed)
+            step = functools.partial(progress.advance, task)
+            rows.append(agreement(a, b, words, progress=step).to_dict())
     result = {
         "a": str(a_path),
         "b": str(b_path),

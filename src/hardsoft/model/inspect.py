@@ -8,7 +8,7 @@ Attention comes from the model's own trace (``model(tokens, trace=True)``, entri
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,20 +135,37 @@ class AgreementRow:
         return dict(self.__dict__)
 
 
+AGREEMENT_BATCH = 64
+"""Words per forward pass in :func:`agreement`, and per ``progress`` call."""
+
+
 @torch.no_grad()
 def _readouts(model: Transformer, words: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
     readout = acceptance_of(model)
-    out = torch.as_tensor(np.stack(model.run_words(words)))
+    out = torch.as_tensor(np.stack(model.run_words(words, batch_size=AGREEMENT_BATCH)))
     return readout.accept(out), rounded_outputs(readout, out)
 
 
-def agreement(a: Transformer, b: Transformer, words: Sequence[str]) -> AgreementRow:
-    """How often ``a`` and ``b`` agree on ``words`` (all of one length, at least one)."""
+def agreement(
+    a: Transformer,
+    b: Transformer,
+    words: Sequence[str],
+    progress: Callable[[int], None] | None = None,
+) -> AgreementRow:
+    """How often ``a`` and ``b`` agree on ``words`` (all of one length, at least one).
+
+    Both models read the words in batches of :data:`AGREEMENT_BATCH`; after each batch,
+    ``progress(k)`` is called with its size ``k`` (the row is the same with or without it)."""
     words = list(words)
     if not words or len({len(w) for w in words}) != 1 or not words[0]:
         raise HardsoftError("agreement needs non-empty words of one length")
-    acc_a, out_a = _readouts(a, words)
-    acc_b, out_b = _readouts(b, words)
+    parts: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]] = []
+    for start in range(0, len(words), AGREEMENT_BATCH):
+        batch = words[start : start + AGREEMENT_BATCH]
+        parts.append((*_readouts(a, batch), *_readouts(b, batch)))
+        if progress is not None:
+            progress(len(batch))
+    acc_a, out_a, acc_b, out_b = (torch.cat(t) for t in zip(*parts))
     same_acc = acc_a == acc_b
     row = AgreementRow(
         len(words[0]),
