@@ -229,10 +229,10 @@ def test_harden_describes_the_hardened_model() -> None:
 @pytest.mark.parametrize(
     "make,needle",
     [
-        (lambda: compile_formula("MOD(2, 1)(#<['1'])", alphabet="01"), "average-hard head"),
         (lambda: _random("softmax", "none", 1, 1, 0), "softmax head"),
-        (lambda: _random("leftmost", "none", 1, 1, 0, features=("1", "1/i")), "'1/i'"),
-        (lambda: _random("leftmost", "none", 1, 1, 0, features=("i/n",)), "'i/n'"),
+        (lambda: _random("leftmost", "none", 1, 1, 0, features=("1", "1/i")), "key position j"),
+        (lambda: _random("leftmost", "none", 1, 1, 0, features=("i/n",)), "key position j"),
+        (lambda: _random("leftmost", "none", 1, 1, 0, features=("i//s",)), "'i//s'"),
     ],
 )
 def test_unsupported_models_are_refused(make, needle: str) -> None:
@@ -287,10 +287,10 @@ def test_cli_json_and_output_file(tmp_path: Path, monkeypatch, capsys) -> None:
 
 
 def test_cli_error_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
-    path = tmp_path / "avg.safetensors"
-    save_model(compile_formula("#<['1'] > #<['0']", alphabet="01"), path)
+    path = tmp_path / "soft.safetensors"
+    save_model(_random("softmax", "none", 1, 1, 0), path)
     code, _, err = _cli(["decompile", str(path)], monkeypatch, capsys)
-    assert code == 2 and err.startswith("error: ") and "average-hard" in err
+    assert code == 2 and err.startswith("error: ") and "softmax head" in err
     assert len(err.strip().splitlines()) == 1
 
 

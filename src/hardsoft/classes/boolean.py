@@ -19,11 +19,13 @@ negation of the complement's cover where that is smaller.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
 from hardsoft.logic.syntax import (
     And,
+    Compare,
     Const,
     First,
     Formula,
@@ -165,6 +167,10 @@ class Predicates:
             absorbed = self._absorb(op, arg)
             if absorbed is not None:
                 return absorbed
+        if op == "E":
+            folded = self._somewhere_position(arg)
+            if folded is not None:
+                return folded
         formula = _UNARY[op](self.formula(arg))
         fresh = formula not in self.var_of
         u = self.atom(formula)
@@ -172,6 +178,40 @@ class Predicates:
             self.defs[self.var_of[formula]] = (op, (arg,))
             self._facts(op, arg, u)
         return u
+
+    def position_value(self, u: Function, i: int, first: bool, last: bool) -> bool:
+        """The value of a predicate over position atoms at a position i (used for its
+        residues) that is or is not the first and the last."""
+        values = {}
+        for var in self.bdd.support(u):
+            a = self.atom_of[var]
+            if isinstance(a, First):
+                values[var] = first
+            elif isinstance(a, Last):
+                values[var] = last
+            else:
+                assert isinstance(a, Mod)
+                values[var] = i % a.modulus == a.residue
+        return bool(self.bdd.let(values, u) == self.bdd.true)
+
+    def _somewhere_position(self, arg: Function) -> Function | None:
+        """``E arg`` for ``arg`` over position atoms alone, when it is a function of whether
+        n = 1 (``first & last``): ``arg`` is periodic in i with period p away from the ends,
+        so lengths 2..2p+3 show every length >= 2."""
+        atoms = [self.atom_of[v] for v in self.bdd.support(arg)]
+        if not atoms or not all(_is_position_atom(a) for a in atoms):
+            return None
+        period = math.lcm(*(a.modulus for a in atoms if isinstance(a, Mod)))
+        longer = {
+            any(self.position_value(arg, i, i == 1, i == n) for i in range(1, n + 1))
+            for n in range(2, 2 * period + 4)
+        }
+        if len(longer) != 1:
+            return None
+        single = self.atom(First()) & self.atom(Last())
+        at_one = self.true if self.position_value(arg, 1, True, True) else self.false
+        rest = self.true if longer.pop() else self.false
+        return (single & at_one) | (~single & rest)
 
     def _absorb(self, op: str, arg: Function) -> Function | None:
         """``Y`` of a non-strict past operator is the strict one: ``Y (x | P x) = P x`` and
@@ -443,6 +483,11 @@ class Predicates:
         return atom if lit[1] else _negate(atom)
 
 
+def _is_position_atom(a: Formula) -> bool:
+    """``first``, ``last`` or ``MOD(m, r)(i)``."""
+    return isinstance(a, (First, Last)) or (isinstance(a, Mod) and a.term == Position())
+
+
 def _parity_atoms(p: Predicates) -> dict[int, Function] | None:
     atoms = {r: Mod(2, r, Position()) for r in (0, 1)}
     if not all(a in p.var_of for a in atoms.values()):
@@ -467,16 +512,36 @@ def _weaker(op: str, other: str) -> bool:
     return op == other or (op, other) in {("Y", "P"), ("X", "F")}
 
 
+_FLIP = {">=": ">", ">": ">=", "<=": "<", "<": "<="}
+"""``!(a op b)`` is ``b FLIP[op] a`` (integer terms)."""
+
+
 def _negate(f: Formula) -> Formula:
     if isinstance(f, Const):
         return Const(not f.value)
     if isinstance(f, Not):
         return f.arg
+    if isinstance(f, Compare) and f.op in _FLIP:
+        return Compare(_FLIP[f.op], f.right, f.left)
+    if isinstance(f, Compare) and f.op in ("=", "!="):
+        return Compare("!=" if f.op == "=" else "=", f.left, f.right)
     return Not(f)
 
 
+def _pair_compares(items: list[Formula], op: str, merged: str) -> list[Formula]:
+    """``a op b`` and ``b op a`` among ``items`` become one ``a merged b`` (``>=`` twice is
+    ``=`` in a conjunction, ``>`` twice is ``!=`` in a disjunction)."""
+    out = list(items)
+    for f in items:
+        if isinstance(f, Compare) and f.op == op and f in out:
+            mirror = Compare(op, f.right, f.left)
+            if mirror in out and mirror != f:
+                out = [g for g in out if g not in (f, mirror)] + [Compare(merged, f.left, f.right)]
+    return out
+
+
 def _conjoin(parts: Iterable[Formula]) -> Formula:
-    items = [p for p in parts if p != Const(True)]
+    items = _pair_compares([p for p in parts if p != Const(True)], ">=", "=")
     if any(p == Const(False) for p in items):
         return Const(False)
     if not items:
@@ -498,6 +563,7 @@ def _somewhere(items: list[Formula]) -> list[Formula]:
 
 def _disjoin(parts: Iterable[Formula]) -> Formula:
     items = _somewhere(_flatten_or([p for p in parts if p != Const(False)]))
+    items = _pair_compares(items, ">", "!=")
     if any(p == Const(True) for p in items):
         return Const(True)
     if not items:

@@ -173,10 +173,14 @@ def check(model: Transformer) -> None:
 
 
 def _moduli(features: list[PositionFeature]) -> list[int]:
+    return _moduli_of([text for f in features for _, text in f.cases or ()])
+
+
+def _moduli_of(texts: list[str]) -> list[int]:
+    """The moduli m of the atoms MOD(m, r)(i) in the formulas ``texts``."""
     mods: set[int] = set()
-    for f in features:
-        for _, text in f.cases or ():
-            mods.update(n.modulus for n in subnodes(parse(text)) if isinstance(n, Mod))
+    for text in texts:
+        mods.update(n.modulus for n in subnodes(parse(text)) if isinstance(n, Mod))
     return sorted(mods)
 
 

@@ -12,7 +12,14 @@ import numpy as np
 
 from hardsoft import validate
 from hardsoft.classes.boolean import Function
-from hardsoft.classes.propagation import DEFAULT_MAX_CLASSES, ClassTable, check, propagate
+from hardsoft.classes.counting import CountingTable, propagate_counting
+from hardsoft.classes.propagation import (
+    DEFAULT_MAX_CLASSES,
+    ClassTable,
+    check,
+    propagate,
+    unsupported,
+)
 from hardsoft.logic.semantics import evaluate
 from hardsoft.logic.syntax import Formula, size, temporal_depth, to_text
 from hardsoft.model.readout import acceptance_of
@@ -51,7 +58,7 @@ class Decompiled:
     formulas hold at every length), ``verified`` (the check against the model) and sizes."""
 
     outputs: list[Output]
-    table: ClassTable
+    table: ClassTable | CountingTable
     certificate: dict[str, Any]
     verified: dict[str, Any] = field(default_factory=dict)
     hardened: bool = False
@@ -71,6 +78,7 @@ class Decompiled:
         return {
             "outputs": [o.to_dict() for o in self.outputs],
             "classes": self.classes,
+            "method": "counting" if isinstance(self.table, CountingTable) else "finite",
             "model": {
                 "layers": len(spec.layers),
                 "heads": sum(len(layer.heads) for layer in spec.layers),
@@ -133,6 +141,57 @@ def certificate(model: Transformer, table: ClassTable) -> dict[str, Any]:
     }
 
 
+def counting_certificate(model: Transformer, table: CountingTable) -> dict[str, Any]:
+    """Why the formulas of a counting model hold for every n (see docs/decompile.md)."""
+    heads = [
+        {
+            "head": f"blocks.{ell}.attn.{h}",
+            "weighting": str(head.spec.weighting),
+            "mask": str(head.spec.mask),
+        }
+        for ell, block in enumerate(model.blocks)
+        for h, head in enumerate(block.heads)
+    ]
+    return {
+        "method": "exact symbolic class propagation with counting terms (average-hard "
+        "attention as counts: Yang, Strobl, Chiang & Angluin (TACL 2026) Thm. 20; unique-hard "
+        "attention as B-RASP / LTL operations: Yang, Chiang & Angluin 2024)",
+        "claim": "each formula's value equals the model's rounded output at every position of "
+        "every non-empty word, at every length",
+        "why": [
+            "layer 0: a position's residual is a polynomial in i and n with coefficients fixed "
+            "by its symbol and the case of each position feature (finitely many classes)",
+            "an average-hard head averages constant values over the positions of the "
+            "highest-scoring classes in its window: count terms #<[phi], #>[phi] over the "
+            "window size, exact for every n; scores that depend on counts split into cases, "
+            "each a linear comparison of counts",
+            "a unique-hard head is an S/U/P/F/E/Y/X formula over class predicates; a lookup "
+            "head (a score concave in the key position j) attends to j = T for an integer "
+            "count term T, clamped to its window, and reads T's residues as MOD(m, r)(T)",
+            "a feed-forward unit is split on the sign of its pre-activation (a linear count "
+            "comparison); the readout's threshold is one more comparison",
+            "comparisons whose sign is fixed by 1 <= i <= n and 0 <= counts <= window size "
+            "(a linear program) are folded; combinations of comparisons that no integer point "
+            "allows (an integer program) are facts the simplification uses",
+        ],
+        "heads": heads,
+        "ties": "scores compared exactly as polynomials (their float64 coefficients read as "
+        "exact rationals): equal scores are ties, broken by position as the model does",
+        "arithmetic": "weights read exactly from a float64 copy of the model; the model's own "
+        "forward pass rounds, so it can differ from these formulas at lengths where rounding "
+        "flips a comparison (see 'verified' and the float horizon in docs/model.md)",
+        "classes_per_layer": table.counts,
+    }
+
+
+def is_counting(model: Transformer) -> bool:
+    """Whether ``model`` needs counting terms (average-hard heads or position features with
+    unboundedly many values) rather than finitely many classes."""
+    return unsupported(model) is not None and not any(
+        h.weighting is Weighting.SOFTMAX for layer in model.spec.layers for h in layer.heads
+    )
+
+
 def decompile(
     model: Transformer,
     *,
@@ -160,14 +219,23 @@ def decompile(
 
         model = harden_model(model, Weighting.LEFTMOST)
         hardened = True
-    check(model)
-    table = propagate(model, max_classes)
-    outputs = []
-    for name, readout, bits in _readouts(model, table):
-        chosen = [p for p, b in zip(table.layers[-1].predicates, bits) if b]
-        pred: Function = reduce(lambda a, b: a | b, chosen, table.preds.false)
-        outputs.append(Output(name, readout, table.preds.render(pred)))
-    result = Decompiled(outputs, table, certificate(model, table), hardened=hardened)
+    if is_counting(model):
+        counting = propagate_counting(model, max_classes)
+        outputs = [
+            Output(name, readout, counting.preds.render(pred))
+            for name, readout, pred in counting.outputs
+        ]
+        cert = counting_certificate(model, counting)
+        result = Decompiled(outputs, counting, cert, hardened=hardened)
+    else:
+        check(model)
+        table = propagate(model, max_classes)
+        outputs = []
+        for name, readout, bits in _readouts(model, table):
+            chosen = [p for p, b in zip(table.layers[-1].predicates, bits) if b]
+            pred: Function = reduce(lambda a, b: a | b, chosen, table.preds.false)
+            outputs.append(Output(name, readout, table.preds.render(pred)))
+        result = Decompiled(outputs, table, certificate(model, table), hardened=hardened)
     if hardened:
         result.certificate["hardened"] = (
             "softmax heads were hardened to leftmost hard heads first: the formulas describe "

@@ -32,6 +32,10 @@ Cases = tuple[tuple[float, str], ...]
 """A feature's finitely many values, each with the formula (hardsoft's logic syntax) that holds
 exactly at the positions where the feature takes that value."""
 AtFn = Callable[[torch.Tensor, int, torch.dtype], torch.Tensor]
+Terms = tuple[tuple[float, tuple[int, int], str], ...]
+"""A feature as ``coefficient · i^a · n^b`` on the positions where a formula holds: one
+``(coefficient, (a, b), formula)`` per case (``1/n*(-1)^i`` is ``-1/n`` on odd and ``1/n`` on
+even positions). ``hardsoft decompile`` reads it for counting models."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,9 @@ class PositionFeature:
     _poly: PolyFn | None = None
     cases: Cases | None = None
     _at: AtFn | None = None
+    terms: Terms | None = None
+    """The feature as monomials ``c · i^a · n^b`` per case (see :data:`Terms`); None where it
+    is not one (``i//s``, learned, sinusoidal). Finite features have ``a = b = 0``."""
 
     def at(
         self, positions: torch.Tensor, n: int, dtype: torch.dtype = torch.float64
@@ -82,6 +89,7 @@ def _scalar(
     fn: ScalarFn,
     poly: PolyFn | None = None,
     cases: Cases | None = None,
+    terms: Terms | None = None,
 ) -> PositionFeature:
     def compute(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         i = torch.arange(1, n + 1, dtype=dtype, device=device)
@@ -90,7 +98,9 @@ def _scalar(
     def at(positions: torch.Tensor, n: int, dtype: torch.dtype) -> torch.Tensor:
         return fn(positions.to(dtype), n).to(dtype).reshape(-1, 1)
 
-    return PositionFeature(name, 1, bounded, compute, poly, cases, at)
+    if terms is None and cases is not None:
+        terms = tuple((v, (0, 0), text) for v, text in cases)
+    return PositionFeature(name, 1, bounded, compute, poly, cases, at, terms)
 
 
 _SCALARS: dict[str, tuple[bool, ScalarFn]] = {
@@ -123,6 +133,17 @@ _CASES: dict[str, Cases] = {
     "[i=n]": ((1.0, "last"), (0.0, "!last")),
 }
 """The scalar features with finitely many values (see :attr:`PositionFeature.cases`)."""
+
+_MONOMIALS: dict[str, tuple[int, int]] = {
+    "i": (1, 0),
+    "n": (0, 1),
+    "i/n": (1, -1),
+    "1/i": (-1, 0),
+    "1/n": (0, -1),
+    "i^2": (2, 0),
+    "(i/n)^2": (2, -2),
+}
+"""The unbounded or n-dependent scalar features that are one monomial ``i^a · n^b``."""
 
 _POLYS: dict[str, PolyFn] = {
     "1": lambda n: (1.0, 0.0, 0.0),
@@ -227,8 +248,29 @@ def _product(parts: list[PositionFeature], name: str) -> PositionFeature:
 
     bounded = all(p.bounded for p in parts)
     return PositionFeature(
-        name, 1, bounded, compute, _poly_product(parts), _case_product(parts), at
+        name,
+        1,
+        bounded,
+        compute,
+        _poly_product(parts),
+        _case_product(parts),
+        at,
+        _term_product(parts),
     )
+
+
+def _term_product(parts: list[PositionFeature]) -> Terms | None:
+    """The monomial cases of a product: coefficients multiply, powers add, formulas conjoin."""
+    out: Terms = ((1.0, (0, 0), "true"),)
+    for p in parts:
+        if p.terms is None:
+            return None
+        out = tuple(
+            (v * w, (a + c, b + d), g if f == "true" else f"({f}) & ({g})")
+            for v, (a, b), f in out
+            for w, (c, d), g in p.terms
+        )
+    return out
 
 
 def _case_product(parts: list[PositionFeature]) -> Cases | None:
@@ -252,7 +294,9 @@ def parse_feature(name: str) -> PositionFeature:
         return _product(parts, "*".join(p.name for p in parts))
     if text in _SCALARS:
         bounded, fn = _SCALARS[text]
-        return _scalar(text, bounded, fn, _POLYS.get(text), _CASES.get(text))
+        mono = _MONOMIALS.get(text)
+        terms = None if mono is None else ((1.0, mono, "true"),)
+        return _scalar(text, bounded, fn, _POLYS.get(text), _CASES.get(text), terms)
     m = _MOD_RE.match(text)
     if m:
         return _mod_feature(int(m.group(1)), int(m.group(2)))

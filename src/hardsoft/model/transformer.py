@@ -238,6 +238,15 @@ class Block(nn.Module):
         """What the heads read from the residual ``x``: ``LN(x)`` for pre-norm, else ``x``."""
         return self.ln1(x) if self.layer_norm is LayerNormPlacement.PRE else x
 
+    def ffn_in(self, x: torch.Tensor, bias: bool = True) -> torch.Tensor:
+        """The feed-forward's pre-activations ``x W_in (+ b_in)`` of its inputs ``x``."""
+        return x @ self.W_in + self.b_in if bias else x @ self.W_in
+
+    def ffn_out(self, hidden: torch.Tensor, bias: bool = True) -> torch.Tensor:
+        """What the feed-forward adds to the residual: ``hidden W_out (+ b_out)`` of the
+        post-ReLU ``hidden``."""
+        return hidden @ self.W_out + self.b_out if bias else hidden @ self.W_out
+
     def after_attention(
         self,
         x: torch.Tensor,
@@ -254,8 +263,8 @@ class Block(nn.Module):
             trace[f"{prefix}.resid_mid"] = x
         if self.spec.d_ff:
             f_in = self.ln2(x) if self.layer_norm is LayerNormPlacement.PRE else x
-            hidden = torch.relu(f_in @ self.W_in + self.b_in)
-            x = x + hidden @ self.W_out + self.b_out
+            hidden = torch.relu(self.ffn_in(f_in))
+            x = x + self.ffn_out(hidden, bias=False) + self.b_out  # this order: bitwise as before
             if trace is not None:
                 trace[f"{prefix}.ffn.hidden"] = hidden
         if post:
@@ -348,8 +357,14 @@ class Transformer(nn.Module):
         int64), only those rows of a length-n input (a chunk of a streamed input)."""
         features = self.spec.position_features
         if positions is None:
-            return feature_matrix(features, n, self.dtype, self.device) @ self.W_pos
-        return feature_rows(features, positions.to(self.device), n, self.dtype) @ self.W_pos
+            return self.project_features(feature_matrix(features, n, self.dtype, self.device))
+        raw = feature_rows(features, positions.to(self.device), n, self.dtype)
+        return self.project_features(raw)
+
+    def project_features(self, raw: torch.Tensor) -> torch.Tensor:
+        """Raw position feature values ``[..., P]`` (``spec.position_features`` concatenated)
+        projected to the residual stream: ``raw W_pos``."""
+        return raw @ self.W_pos
 
     def embed(
         self, tokens: torch.Tensor, trace: dict | None = None, *, offset: int = 0, n: int = 0
@@ -372,7 +387,11 @@ class Transformer(nn.Module):
         final residual vectors ``x [..., d_model]``: ``[..., d_out]``."""
         if self.spec.layer_norm == "pre":
             x = self.ln_final(x)
-        return x @ self.W_U + self.b_U
+        return self.unembed(x)
+
+    def unembed(self, x: torch.Tensor, bias: bool = True) -> torch.Tensor:
+        """``x W_U (+ b_U)``: the readout without the final layer norm."""
+        return x @ self.W_U + self.b_U if bias else x @ self.W_U
 
     def accepts(self, outputs: torch.Tensor) -> torch.Tensor:
         """The acceptance bit of outputs ``[..., d_out]`` read at the last position, by the

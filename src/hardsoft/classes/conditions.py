@@ -1,0 +1,552 @@
+"""Linear count comparisons as BDD atoms, for decompiling counting models.
+
+:class:`Vars` names the counts and inverses that symbolic values (:mod:`.algebra`) use and
+turns a sign condition ``P > 0`` (``>=``, ``=``) on such a value into a predicate: the positive
+denominators are multiplied out (:func:`~.algebra.positive_multiplier`), the result must be an
+integer linear form ``Σ a_v v + c`` over ``i``, ``n`` and counts (else the model is refused),
+and it becomes one canonical atom ``L >= k`` (``L`` primitive, first coefficient positive) of
+the logic's syntax, e.g. ``#<['1'] > #<['0']``. A small linear program over the facts every
+word satisfies (``1 <= i <= n``, ``0 <= #<[φ] <= i``, ``0 <= #>[φ] <= n - i + 1``, and the
+implications and disjointness of the counted predicates) decides atoms that are constant, at
+every position or at the query's known position (``first``: i = 1, ``last``: i = n).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import reduce
+from itertools import product
+from typing import Any
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+
+from hardsoft.classes.algebra import Poly, integer_linear, positive_multiplier
+from hardsoft.classes.boolean import Function, Predicates
+from hardsoft.errors import HardsoftError
+from hardsoft.logic.syntax import (
+    Add,
+    Compare,
+    CountFuture,
+    CountPast,
+    First,
+    Formula,
+    IntConst,
+    Last,
+    Length,
+    Mod,
+    Position,
+    Scale,
+    Term,
+)
+
+PRE, SUF = "pre", "suf"
+Literal = tuple[str, tuple[tuple[str, int], ...], Any]
+"""An atom as integer data: ``("geq", L, k)`` or ``("mod", L, (m, r))``."""
+NUMERIC_LIMIT = 2**24
+"""Linear and integer programs are trusted only on atoms whose integer coefficients are at most
+this large (the solvers work in floating point with tolerances near 1e-9); larger atoms are
+neither folded nor related (weights that are not short binary fractions give such atoms)."""
+RELATE_LIMIT = 16
+"""Groups of more atoms than this are not related (the walk may visit 2^size assignments)."""
+
+
+@dataclass(frozen=True)
+class CountVar:
+    """``#<[φ]`` (``pre``: positions j <= i) or ``#>[φ]`` (``suf``: j >= i)."""
+
+    kind: str
+    pred: Function
+    formula: Formula
+
+    def term(self) -> Term:
+        return CountPast(self.formula) if self.kind == PRE else CountFuture(self.formula)
+
+
+@dataclass(frozen=True)
+class Where:
+    """What is known of the query position: whether i = 1 (``first``) and whether i = n
+    (``last``); None where unknown."""
+
+    first: bool | None = None
+    last: bool | None = None
+
+    @staticmethod
+    def of(preds: Predicates, pred: Function) -> Where:
+        """What ``pred`` implies about ``first`` and ``last``."""
+
+        def known(atom: Formula) -> bool | None:
+            u = preds.atom(atom)
+            if preds.implies(pred, u):
+                return True
+            return False if preds.implies(pred, ~u) else None
+
+        return Where(known(First()), known(Last()))
+
+
+class Vars:
+    """The counts and inverses of one decompilation, and the comparison atoms over them."""
+
+    def __init__(self, preds: Predicates) -> None:
+        self.preds = preds
+        self.counts: dict[str, CountVar] = {}
+        self._count_names: dict[tuple[str, Function], str] = {}
+        self.bases: dict[str, Poly] = {}
+        self._base_names: dict[tuple, str] = {}
+        self._thresholds: dict[tuple, list[int]] = {}
+        self._decided: dict[tuple, tuple[float | None, float | None]] = {}
+        self._residues: dict[tuple, dict[int, Formula]] = {}
+        self.linear: dict[Formula, Literal] = {}
+        """Each comparison atom ``L >= k`` as ``("geq", L, k)`` and each ``MOD(m, r)(L)`` as
+        ``("mod", L, (m, r))`` (``L``: integer coefficients of variables)."""
+
+    # ------------------------------------------------------------------ variables
+    def count(self, kind: str, pred: Function) -> Poly:
+        """The count of positions satisfying ``pred`` in the prefix (``pre``) or suffix."""
+        p = self.preds
+        if p.is_false(pred):
+            return Poly()
+        if p.is_false(~pred):
+            return Poly.var("i") if kind == PRE else window_size_suffix()
+        edge = First() if kind == PRE else Last()
+        if p.equal(pred, p.atom(edge)):
+            return Poly.const(1)
+        key = (kind, pred)
+        name = self._count_names.get(key)
+        if name is None:
+            name = f"c{len(self.counts)}"
+            self._count_names[key] = name
+            self.counts[name] = CountVar(kind, pred, p.render(pred))
+        return Poly.var(name)
+
+    def inverse(self, base: Poly) -> Poly:
+        """``1 / base`` for a ``base`` positive wherever the result is used."""
+        if base.is_const():
+            return Poly.const(1 / base.value())
+        single = base.single()
+        if single is not None and single[1] == 1 and len(single[0]) == 1 and single[0][0][1] == 1:
+            return Poly.var(single[0][0][0], -1)
+        key = base.key()
+        name = self._base_names.get(key)
+        if name is None:
+            name = f"v{len(self.bases)}"
+            self._base_names[key] = name
+            self.bases[name] = base
+        return Poly.var(name)
+
+    def term(self, var: str) -> Term:
+        if var == "i":
+            return Position()
+        if var == "n":
+            return Length()
+        return self.counts[var].term()
+
+    # ------------------------------------------------------------------ comparisons
+    def compare(self, poly: Poly, op: str, where: Where = Where()) -> Function:
+        """The predicate ``poly op 0`` (op ``>``, ``>=`` or ``=``), valid under ``where``."""
+        if poly.is_const():
+            v = poly.value()
+            holds = v > 0 if op == ">" else v >= 0 if op == ">=" else v == 0
+            return self.preds.true if holds else self.preds.false
+        poly = positive_multiplier(poly, self.bases)
+        if where.first:  # i = 1 (and n = 1 if also last)
+            poly = poly.rename("i", None)
+            poly = poly.rename("n", None) if where.last else poly
+        elif where.last:  # i = n
+            poly = poly.rename("i", "n")
+        if poly.is_const():
+            return self.compare(poly, op)
+        lin = integer_linear(positive_multiplier(poly, self.bases))
+        if lin is None:
+            text = repr(poly)
+            raise HardsoftError(
+                "a comparison that is not linear in the counts "
+                f"({text if len(text) < 80 else text[:77] + '...'} {op} 0): only linear "
+                "comparisons of counts are decompiled"
+            )
+        coefs, c = lin
+        if not coefs:
+            return self.compare(Poly.const(c), op)
+        if op == ">":
+            return self.geq(coefs, -c + 1, where)
+        if op == ">=":
+            return self.geq(coefs, -c, where)
+        return self.geq(coefs, -c, where) & ~self.geq(coefs, -c + 1, where)
+
+    def geq(self, coefs: tuple[tuple[str, int], ...], k: int, where: Where) -> Function:
+        """The predicate ``Σ a_v v >= k`` for integers ``a_v`` (not all 0) and ``k``."""
+        g = math.gcd(*(a for _, a in coefs))
+        coefs = tuple((v, a // g) for v, a in coefs)
+        k = -((-k) // g)  # ceil(k / g)
+        if coefs[0][1] < 0:
+            return ~self.geq(tuple((v, -a) for v, a in coefs), -k + 1, where)
+        decided = self.decide(coefs, k, where)
+        if decided is not None:
+            return self.preds.true if decided else self.preds.false
+        if coefs == (("i", 1),) and k == 2:  # i >= 2
+            return ~self.preds.atom(First())
+        if coefs == (("i", 1), ("n", -1)) and k == 0:  # i >= n
+            return self.preds.atom(Last())
+        if coefs == (("n", 1),) and k == 2:  # n >= 2
+            return ~(self.preds.atom(First()) & self.preds.atom(Last()))
+        return self._atom(coefs, k)
+
+    def _atom(self, coefs: tuple[tuple[str, int], ...], k: int) -> Function:
+        p = self.preds
+        formula = comparison(coefs, k, self.term)
+        known = formula in p.var_of
+        u = p.atom(formula)
+        if not known:
+            self.linear[formula] = ("geq", coefs, k)
+            others = self._thresholds.setdefault(coefs, [])
+            for k2 in others:
+                u2 = p.atom(comparison(coefs, k2, self.term))
+                p.assume(~u | u2 if k > k2 else ~u2 | u)
+            others.append(k)
+        return u
+
+    def mod(self, m: int, r: int, pos: Poly) -> Function:
+        """The predicate ``pos mod m = r`` for an integer linear ``pos``."""
+        if pos.is_const():
+            return self.preds.true if int(pos.value()) % m == r else self.preds.false
+        lin = integer_linear(pos)
+        assert lin is not None and all(c.denominator == 1 for c in pos.terms.values())
+        coefs, c = lin
+        coefs = tuple((v, a % m) for v, a in coefs if a % m)
+        r = (r - c) % m
+        if not coefs:
+            return self.preds.true if r == 0 else self.preds.false
+        formula = Mod(m, r, _sum([(a, self.term(v)) for v, a in coefs], 0))
+        known = formula in self.preds.var_of
+        u = self.preds.atom(formula)
+        if not known:
+            self.linear[formula] = ("mod", coefs, (m, r))
+            family = self._residues.setdefault((coefs, m), {})
+            for other in family.values():  # one residue at a time
+                self.preds.assume(~u | ~self.preds.atom(other))
+            family[r] = formula
+            self._position_facts(coefs, m, r, u)
+            if len(family) == m:
+                self.preds.assume(
+                    reduce(lambda a, f: a | self.preds.atom(f), family.values(), self.preds.false)
+                )
+        return u
+
+    def _position_facts(
+        self, coefs: tuple[tuple[str, int], ...], m: int, r: int, u: Function
+    ) -> None:
+        """``MOD(m, r)(n)`` is ``MOD(m, r)(i)`` at the last position, and true iff r = 1 mod m
+        when n = 1."""
+        p = self.preds
+        if coefs != (("n", 1),):
+            return
+        first, last = p.atom(First()), p.atom(Last())
+        p.assume(~(first & last) | (u if r == 1 % m else ~u))
+        at_i = Mod(m, r, Position())
+        if at_i in p.var_of:
+            v = p.atom(at_i)
+            p.assume(~last | (u & v) | (~u & ~v))
+
+    # ------------------------------------------------------------------ bounds
+    def decide(self, coefs: tuple[tuple[str, int], ...], k: int, where: Where) -> bool | None:
+        """True/False if ``Σ a_v v >= k`` holds at every/no position allowed by ``where``
+        (by the linear program of the module docstring), else None."""
+        if not _small(coefs, k):
+            return None
+        key = (coefs, where)
+        if key not in self._decided:
+            self._decided[key] = self._range(coefs, where)
+        low, high = self._decided[key]
+        if low is not None and math.ceil(low - 1e-7) >= k:
+            return True
+        if high is not None and math.floor(high + 1e-7) < k:
+            return False
+        return None
+
+    def _range(
+        self, coefs: tuple[tuple[str, int], ...], where: Where
+    ) -> tuple[float | None, float | None]:
+        names = _names(coefs)
+        a_ub, b_ub, bounds = self._polytope(names, where)
+        objective = _row(names, dict(coefs))
+        lo = linprog(objective, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
+        hi = linprog(-objective, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
+        return (
+            float(lo.fun) if lo.status == 0 else None,
+            float(-hi.fun) if hi.status == 0 else None,
+        )
+
+    def _polytope(
+        self, names: list[str], where: Where
+    ) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float | None]]]:
+        """``A x <= b`` and bounds over ``names`` (``i``, ``n``, then counts) that every
+        position allowed by ``where`` satisfies."""
+        rows: list[np.ndarray] = []
+        rhs: list[float] = []
+
+        def le(terms: dict[str, float], b: float) -> None:
+            rows.append(_row(names, terms))
+            rhs.append(b)
+
+        le({"i": 1.0, "n": -1.0}, 0.0 if where.last is not False else -1.0)  # i <= n (i < n)
+        if where.last:
+            le({"n": 1.0, "i": -1.0}, 0.0)
+        cvars = names[2:]
+        for v in cvars:
+            if self.counts[v].kind == PRE:
+                le({v: 1.0, "i": -1.0}, 0.0)
+            else:
+                le({v: 1.0, "i": 1.0, "n": -1.0}, 1.0)
+        self._relations(cvars, le)
+        first = (1.0, 1.0) if where.first else (2.0, None) if where.first is False else (1.0, None)
+        bounds: list[tuple[float, float | None]] = [first]
+        bounds += [(1.0, None)] + [(0.0, None)] * len(cvars)
+        return np.stack(rows), np.array(rhs), bounds
+
+    def _relations(self, cvars: list[str], le: Callable[[dict[str, float], float], None]) -> None:
+        """Implications and disjointness between counted predicates of one direction."""
+        p = self.preds
+        for x, a in enumerate(cvars):
+            for b in cvars[x + 1 :]:
+                ca, cb = self.counts[a], self.counts[b]
+                if ca.kind != cb.kind:
+                    continue
+                w = {"i": 1.0} if ca.kind == PRE else {"n": 1.0, "i": -1.0}
+                wc = 0.0 if ca.kind == PRE else 1.0
+                if p.implies(ca.pred, cb.pred):
+                    le({a: 1.0, b: -1.0}, 0.0)
+                elif p.implies(cb.pred, ca.pred):
+                    le({b: 1.0, a: -1.0}, 0.0)
+                if p.is_false(ca.pred & cb.pred):
+                    le({a: 1.0, b: 1.0, **{v: -c for v, c in w.items()}}, wc)
+                if p.is_false(~ca.pred & ~cb.pred):
+                    le({a: -1.0, b: -1.0, **w}, -wc)
+
+    # ------------------------------------------------------------------ relations
+    def relate(self, roots: list[Function], limit: int = RELATE_LIMIT) -> int:
+        """Record as facts the truth-value combinations of the comparison and MOD atoms that
+        no integer point of the polytope allows (at any position, at ``first``, at
+        ``last``), so the BDDs can drop atoms implied by others.
+
+        A depth-first walk assigns the atoms of one group (atoms sharing counts) one at a
+        time and solves an integer program per partial assignment; an infeasible one becomes
+        the fact "not this cube", and its subtree is skipped. Groups of more than ``limit``
+        atoms are left alone. Returns the number of facts added."""
+        p = self.preds
+        added = 0
+        edges = (
+            (Where(), p.true),
+            (Where(first=True), p.atom(First())),
+            (Where(last=True), p.atom(Last())),
+        )
+        for group in self._groups(self._used(roots)):
+            if len(group) > limit:
+                continue
+            for where, edge in edges:
+                added += self._walk(group, where, edge, [], p.true)
+        return added
+
+    def _used(self, roots: list[Function]) -> set[Formula]:
+        """The atoms that ``roots`` depend on, also inside their temporal atoms."""
+        p = self.preds
+        seen: set[str] = set()
+        todo = [v for u in roots for v in p.bdd.support(u)]
+        while todo:
+            var = todo.pop()
+            if var in seen:
+                continue
+            seen.add(var)
+            for arg in p.defs.get(var, ("", ()))[1]:
+                todo.extend(p.bdd.support(arg))
+        return {p.atom_of[v] for v in seen}
+
+    def _groups(self, used: set[Formula]) -> list[list[Formula]]:
+        """The atoms in ``used``, grouped by the counts they share (connected components)."""
+        atoms = [
+            a
+            for a in self.linear
+            if a in used
+            and _small(self.linear[a][1], self.linear[a][2] if self.linear[a][0] == "geq" else 0)
+        ]
+        counts = [{v for v, _ in self.linear[a][1]} - {"i", "n"} for a in atoms]
+        parent = list(range(len(atoms)))
+
+        def find(x: int) -> int:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for x in range(len(atoms)):
+            for y in range(x):
+                if counts[x] & counts[y] or not counts[x] or not counts[y]:
+                    parent[find(x)] = find(y)
+        groups: dict[int, list[Formula]] = {}
+        for x, a in enumerate(atoms):
+            groups.setdefault(find(x), []).append(a)
+        return list(groups.values())
+
+    def _walk(
+        self,
+        group: list[Formula],
+        where: Where,
+        edge: Function,
+        literals: list[tuple[Literal, bool]],
+        cube: Function,
+    ) -> int:
+        if literals and not self._feasible(literals, where):
+            self._assume_core(group, literals, where, edge)
+            return 1
+        if len(literals) == len(group):
+            return 0
+        atom = group[len(literals)]
+        u = self.preds.atom(atom)
+        lit = self.linear[atom]
+        return sum(
+            self._walk(group, where, edge, [*literals, (lit, value)], cube & (u if value else ~u))
+            for value in (True, False)
+        )
+
+    def _assume_core(
+        self,
+        group: list[Formula],
+        literals: list[tuple[Literal, bool]],
+        where: Where,
+        edge: Function,
+    ) -> None:
+        """Assume "not" of a minimal infeasible part of ``literals`` (the i-th literal is the
+        i-th atom of ``group``): facts are used only for predicates over their atoms, so a
+        short fact helps more."""
+        keep = list(range(len(literals)))
+        for x in reversed(range(len(literals) - 1)):  # the last literal made it infeasible
+            trial = [y for y in keep if y != x]
+            if not self._feasible([literals[y] for y in trial], where):
+                keep = trial
+        p = self.preds
+        cube = edge
+        for y in keep:
+            u = p.atom(group[y])
+            cube = cube & (u if literals[y][1] else ~u)
+        p.assume(~cube)
+
+    def literal_of(self, u: Function) -> tuple[Literal, bool] | None:
+        """``(literal, value)`` if ``u`` is one comparison or MOD atom or its negation."""
+        support = self.preds.bdd.support(u)
+        if len(support) != 1:
+            return None
+        (var,) = support
+        atom = self.preds.atom_of[var]
+        if atom not in self.linear:
+            return None
+        return self.linear[atom], u == self.preds.bdd.var(var)
+
+    def feasible(self, literals: list[tuple[Literal, bool]], where: Where) -> bool:
+        """Whether some integer point of the polytope may satisfy every literal (see
+        :meth:`_feasible`; True where the numbers are too large to trust the solver)."""
+        trusted = all(_small(coefs, k if kind == "geq" else 0) for (kind, coefs, k), _ in literals)
+        return self._feasible(literals, where) if literals and trusted else True
+
+    def _feasible(self, literals: list[tuple[Literal, bool]], where: Where) -> bool:
+        """Whether some integer point of the polytope satisfies every literal (``L >= k`` or
+        ``L mod m = r``, true or false)."""
+        names = _names(tuple(kv for (_, coefs, _), _ in literals for kv in coefs))
+        a_ub, b_ub, bounds = self._polytope(names, where)
+        mods = [(lit, value) for lit, value in literals if lit[0] == "mod"]
+        width = len(names) + len(mods)  # one quotient per MOD literal
+        rows: list[np.ndarray] = [np.pad(r, (0, len(mods))) for r in a_ub]
+        rhs: list[float] = list(b_ub)
+        eq_rows: list[np.ndarray] = []
+        eq_rhs: list[float] = []
+        for (kind, coefs, k), value in literals:
+            if kind == "geq":
+                row = np.pad(_row(names, dict(coefs)), (0, len(mods)))
+                rows.append(-row if value else row)
+                rhs.append(-k if value else k - 1)
+        alternatives: list[list[tuple[int, int]]] = []
+        for q, ((_, coefs, (m, r)), value) in enumerate(mods):
+            row = np.pad(_row(names, dict(coefs)), (0, len(mods)))
+            row[len(names) + q] = -m  # L - m·q is the remainder
+            eq_rows.append(row)
+            alternatives.append([(r, r)] if value else [(x, x) for x in range(m) if x != r])
+        for choice in product(*alternatives):
+            e_rhs = eq_rhs + [lo for lo, _ in choice]
+            if self._solve(width, len(names), bounds, rows, rhs, eq_rows, e_rhs):
+                return True
+        return False
+
+    @staticmethod
+    def _solve(
+        width: int,
+        n_main: int,
+        bounds: list[tuple[float, float | None]],
+        rows: list[np.ndarray],
+        rhs: list[float],
+        eq_rows: list[np.ndarray],
+        eq_rhs: list[float],
+    ) -> bool:
+        lower = np.array([lo for lo, _ in bounds] + [-np.inf] * (width - n_main))
+        upper = np.array(
+            [np.inf if hi is None else hi for _, hi in bounds] + [np.inf] * (width - n_main)
+        )
+        constraints = [LinearConstraint(np.stack(rows), -np.inf, np.array(rhs))]
+        if eq_rows:
+            e = np.array(eq_rhs, dtype=float)
+            constraints.append(LinearConstraint(np.stack(eq_rows), e, e))
+        res = milp(
+            np.zeros(width),
+            constraints=constraints,
+            integrality=np.ones(width),
+            bounds=Bounds(lower, upper),
+        )
+        return bool(res.status != 2)  # 2: infeasible (limits reached count as feasible)
+
+
+def _small(coefs: tuple[tuple[str, int], ...], k: int) -> bool:
+    return max([abs(k), *(abs(a) for _, a in coefs)]) <= NUMERIC_LIMIT
+
+
+def _names(coefs: tuple[tuple[str, int], ...]) -> list[str]:
+    return ["i", "n"] + sorted({v for v, _ in coefs} - {"i", "n"})
+
+
+def _row(names: list[str], terms: dict[str, float] | dict[str, int]) -> np.ndarray:
+    row = np.zeros(len(names))
+    for v, a in terms.items():
+        row[names.index(v)] += a
+    return row
+
+
+def window_size_suffix() -> Poly:
+    """``n - i + 1``: the number of positions j >= i."""
+    return Poly.var("n") - Poly.var("i") + Poly.const(1)
+
+
+def comparison(coefs: tuple[tuple[str, int], ...], k: int, term_of: object) -> Formula:
+    """``Σ a_v v >= k`` written with the positive terms on the left (``A > B`` for
+    ``A - B >= 1``)."""
+    assert callable(term_of)
+    left = [(a, term_of(v)) for v, a in coefs if a > 0]
+    right = [(-a, term_of(v)) for v, a in coefs if a < 0]
+    if k > 0:
+        return Compare(">", _sum(left, 0), _sum(right, k - 1))
+    return Compare(">=", _sum(left, -k), _sum(right, 0))
+
+
+def _sum(parts: list[tuple[int, Term]], const: int) -> Term:
+    terms: list[Term] = [t if a == 1 else Scale(a, t) for a, t in parts]
+    if const or not terms:
+        terms.append(IntConst(const))
+    out = terms[0]
+    for t in terms[1:]:
+        out = Add(out, t)
+    return out
+
+
+def as_fraction(x: float) -> Fraction:
+    return Fraction(float(x))
+
+
+__all__ = ["CountVar", "Literal", "PRE", "SUF", "Vars", "Where", "comparison"]

@@ -1,0 +1,799 @@
+"""Exact symbolic propagation through counting models: average-hard heads, unbounded position
+features, feed-forward thresholds (the core of ``decompile`` for counting models).
+
+It extends :mod:`.propagation` from finitely many residual vectors to finitely many *symbolic*
+ones (:class:`~.algebra.SymVec`: coefficients of monomials in ``i``, ``n``, counts and positive
+inverses), each with the predicate saying where it is carried:
+
+* Layer 0: one class per (symbol, case of every position feature); a feature is a monomial
+  ``c · i^a · n^b`` per case (:attr:`PositionFeature.terms`).
+* A head whose keys are constant per class (up to powers of ``n``) ranks the key classes by
+  their scores against the query's class. Scores are polynomials, so the ranking is split into
+  cases, each a conjunction of linear count comparisons (:class:`~.conditions.Vars`). Within a
+  case, tiers are read as in :mod:`.propagation`: a unique-hard head takes the nearest position
+  of the highest tier present; an average-hard head averages the values over the positions of
+  that tier in its window, ``Σ_v v · #[tier with value v] / #[tier]`` (a uniform head over
+  ``j <= i`` gives ``#<[φ]/i``: Yang, Strobl, Chiang & Angluin (TACL 2026) Thm. 20).
+* A unique-hard head whose keys are one polynomial of the key position ``j`` (the same for all
+  classes) and concave quadratic in ``j`` is a *lookup*: it attends to ``j = T`` for the vertex
+  ``T`` (an integer count term), clamped to the window, and reads the value of the class at
+  ``T``, which must depend only on ``T``'s position atoms (``MOD(m, r)(i)`` becomes
+  ``MOD(m, r)(T)``).
+* The feed-forward is split on the sign of every pre-activation that is not constant, each
+  sign a comparison atom; the readout's threshold is one more comparison.
+
+Anything else (softmax heads, layer norm, values depending on counts at the attended position,
+comparisons that are not linear) is refused with one line naming the head.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import reduce
+from itertools import product
+from typing import Any
+
+import numpy as np
+import torch
+
+from hardsoft.classes.algebra import Mono, Poly, SymVec, mono_pow, score_poly
+from hardsoft.classes.boolean import Function, Predicates, _is_position_atom
+from hardsoft.classes.conditions import PRE, SUF, Vars, Where
+from hardsoft.classes.propagation import (
+    HeadTable,
+    _exists,
+    _moduli_of,
+    _nearest,
+    _position_atoms,
+    float64_copy,
+    to_bdd,
+)
+from hardsoft.errors import HardsoftError
+from hardsoft.logic.parser import parse
+from hardsoft.logic.syntax import First, Last, Mod, Position, Sym
+from hardsoft.model.features import parse_feature
+from hardsoft.model.readout import acceptance_of
+from hardsoft.model.spec import Mask, Weighting
+from hardsoft.model.transformer import Block, Head, Transformer
+
+MAX_ORDER_PAIRS = 10
+"""A head whose key classes have more score pairs than this that are not constant is refused
+(every ranking of them is a case)."""
+
+
+class Unsupported(HardsoftError):
+    """The model is outside what counting decompilation reads (one line, naming the head)."""
+
+
+@dataclass
+class SymClasses:
+    """The symbolic classes entering a block (or the final ones)."""
+
+    vectors: list[SymVec]
+    predicates: list[Function]
+    domain: Function | None = None
+
+    def union(self, preds: Predicates, members: list[int]) -> Function:
+        u = reduce(lambda a, b: a | b, (self.predicates[k] for k in members), preds.false)
+        return u if self.domain is None else preds.simplify(u, self.domain)
+
+    def __len__(self) -> int:
+        return len(self.predicates)
+
+
+@dataclass
+class CountingTable:
+    """The result of :func:`propagate_counting`: the classes per layer and, per output, the
+    predicate where the model's declared readout is true."""
+
+    model: Transformer
+    preds: Predicates
+    vars: Vars
+    layers: list[SymClasses]
+    outputs: list[tuple[str, str, Function]] = field(default_factory=list)
+
+    @property
+    def counts(self) -> list[int]:
+        return [len(layer) for layer in self.layers]
+
+
+# ---------------------------------------------------------------------------- checks
+
+
+def counting_unsupported(model: Transformer) -> str | None:
+    """Why ``model`` cannot be decompiled even with counting terms, or None."""
+    for ell, block in enumerate(model.blocks):
+        for h, head in enumerate(block.heads):
+            if head.spec.weighting is Weighting.SOFTMAX:
+                return (
+                    f"head blocks.{ell}.attn.{h} is a softmax head: decompile reads unique-hard "
+                    "and average-hard heads; --harden decompiles the hardened model"
+                )
+    for name in model.spec.position_features:
+        if parse_feature(name).terms is None:
+            return (
+                f"position feature {name!r} is not a monomial in i and n per case; decompile "
+                "reads 1, i, n, i/n, 1/i, 1/n, i^2, (i/n)^2, [i=1], [i=n], (-1)^i, "
+                "[i mod m = r] and their products"
+            )
+    if model.spec.layer_norm != "none":
+        return (
+            f"layer norm ({model.spec.layer_norm}) on a counting model: its output is not "
+            "linear in the counts, so it is not decompiled"
+        )
+    return None
+
+
+# ---------------------------------------------------------------------------- layer 0
+
+
+def _monomial(a: int, b: int) -> Mono:
+    return tuple(sorted((v, e) for v, e in (("i", a), ("n", b)) if e))
+
+
+def layer0(m64: Transformer, p: Predicates) -> SymClasses:
+    """One class per (symbol, case of every position feature) that can occur."""
+    features = [parse_feature(name) for name in m64.spec.position_features]
+    _declare_symbols(p, m64.spec.alphabet)
+    _position_atoms(p, _moduli_of([t for f in features for _, _, t in f.terms or ()]))
+    p.mark_base()
+    width = m64.spec.d_model
+    offsets = np.cumsum([0] + [f.dim for f in features])
+    options = [
+        [(off, coef, mono, text) for coef, mono, text in f.terms or ()]
+        for f, off in zip(features, offsets)
+    ]
+    vectors: list[SymVec] = []
+    predicates: list[Function] = []
+    for combo in product(*options):
+        where = reduce(lambda a, b: a & b, (to_bdd(p, parse(t)) for *_, t in combo), p.true)
+        if p.is_false(where):
+            continue
+        pos = SymVec.zero(width)
+        for off, coef, (a, b), _ in combo:
+            raw = torch.zeros(int(offsets[-1]), dtype=torch.float64)
+            raw[off] = coef
+            with torch.no_grad():
+                row = m64.project_features(raw).numpy()
+            pos = pos + SymVec({_monomial(a, b): row}, width)
+        for symbol in m64.spec.alphabet:
+            with torch.no_grad():
+                tok = m64.W_E[m64.symbol_index[symbol]].numpy()
+            vectors.append(pos.add_const(tok))
+            predicates.append(p.atom(Sym(symbol)) & where)
+    return merge(vectors, predicates, p)
+
+
+def _declare_symbols(p: Predicates, alphabet: tuple[str, ...]) -> None:
+    syms = [p.atom(Sym(a)) for a in alphabet]
+    exactly_one = p.false
+    for k in range(len(syms)):
+        cube = p.true
+        for j, u in enumerate(syms):
+            cube = cube & (u if j == k else ~u)
+        exactly_one = exactly_one | cube
+    p.assume(exactly_one, base=True)
+
+
+def merge(
+    vectors: list[SymVec], predicates: list[Function], p: Predicates, simplify: bool = True
+) -> SymClasses:
+    """Merge equal vectors (predicates or-ed), drop predicates that never hold."""
+    groups: dict[bytes, int] = {}
+    out_vecs: list[SymVec] = []
+    out_preds: list[Function] = []
+    for vec, pred in zip(vectors, predicates):
+        if p.is_false(pred):
+            continue
+        key = vec.key()
+        if key in groups:
+            out_preds[groups[key]] = out_preds[groups[key]] | pred
+        else:
+            groups[key] = len(out_vecs)
+            out_vecs.append(vec)
+            out_preds.append(pred)
+    domain = reduce(lambda a, b: a | b, out_preds, p.false)
+    if simplify and len(out_preds) <= 200:
+        out_preds = [p.simplify(u, domain) for u in out_preds]
+    return SymClasses(out_vecs, out_preds, domain)
+
+
+# ---------------------------------------------------------------------------- context
+
+
+@dataclass
+class Ctx:
+    """One block's shared state while its heads are read."""
+
+    p: Predicates
+    vars: Vars
+    classes: SymClasses
+    name: str
+    max_classes: int
+
+    def where(self, c: int) -> Where:
+        return Where.of(self.p, self.classes.predicates[c])
+
+
+Outcome = tuple[SymVec, Function]
+
+
+def _add(out: dict[bytes, Outcome], vec: SymVec, pred: Function) -> None:
+    key = vec.key()
+    old = out.get(key)
+    out[key] = (vec, pred if old is None else old[1] | pred)
+
+
+# ---------------------------------------------------------------------------- heads
+
+
+@dataclass
+class HeadSym:
+    """A head read on the symbolic classes of its layer."""
+
+    head: Head
+    table: HeadTable
+    queries: list[SymVec]
+    keys: list[SymVec]
+    values: list[SymVec]
+
+    def scores(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        return self.head.scores(q, k, 1)  # hard and average heads: no n in the scale
+
+
+def read_head(block: Block, head: Head, classes: SymClasses, ell: int, h: int) -> HeadSym:
+    d_head, width = head.spec.d_head, classes.vectors[0].width if classes.vectors else 0
+    queries = [v.apply(head.query, d_head) for v in classes.vectors]
+    keys = [v.apply(head.key, d_head) for v in classes.vectors]
+    values = [v.apply(lambda t: head.result(head.value(t)), width) for v in classes.vectors]
+    table = HeadTable(ell, h, head.spec.weighting, head.spec.mask, np.zeros((0, 0)), np.zeros(0))
+    return HeadSym(head, table, queries, keys, values)
+
+
+def head_outcomes(ctx: Ctx, hs: HeadSym, c: int) -> list[Outcome]:
+    """The head's possible outputs at a query of class ``c``, with their predicates."""
+    key_vars = set().union(*(k.variables() for k in hs.keys))
+    if key_vars <= {"n"}:
+        return _tiered(ctx, hs, c)
+    name = hs.table.name
+    if key_vars - {"i", "n"}:
+        raise Unsupported(
+            f"head {name}: its keys depend on counts at the key position, which the logic "
+            "cannot name"
+        )
+    if len({k.key() for k in hs.keys}) == 1 and hs.table.weighting is not Weighting.AVERAGE:
+        return _lookup(ctx, hs, c)
+    raise Unsupported(
+        f"head {name}: its keys depend on the key position j (unbounded position features) "
+        "other than as a lookup (one unique-hard score, the same for every class, quadratic "
+        "in j or 1/j)"
+    )
+
+
+def _empty_window(ctx: Ctx, mask: Mask) -> Function | None:
+    if mask is Mask.STRICT_FUTURE:
+        return ctx.p.atom(First())
+    if mask is Mask.STRICT_PAST:
+        return ctx.p.atom(Last())
+    return None
+
+
+def _orderings(
+    ctx: Ctx, scores: list[Poly], where: Where, name: str
+) -> list[tuple[list[list[int]], Function]]:
+    """Every ranking of the key groups by score (tiers, highest first) with its condition."""
+    m = len(scores)
+    pairs = [(a, b) for a in range(m) for b in range(a + 1, m)]
+    options: list[list[tuple[int, Function]]] = []
+    for a, b in pairs:
+        d = scores[a] - scores[b]
+        if d.is_const():
+            v = d.value()
+            options.append([((v > 0) - (v < 0), ctx.p.true)])
+        else:
+            gt = ctx.vars.compare(d, ">", where)
+            ge = ctx.vars.compare(d, ">=", where)
+            options.append([(1, gt), (0, ge & ~gt), (-1, ~ge)])
+    if sum(len(o) > 1 for o in options) > MAX_ORDER_PAIRS:
+        raise Unsupported(f"head {name}: too many key classes whose scores compare by counts")
+    frontier: list[tuple[dict[tuple[int, int], int], Function]] = [({}, ctx.p.true)]
+    for pair, opts in zip(pairs, options):  # breadth first, pruning empty predicates
+        frontier = [
+            ({**sign, pair: s}, cond & u)
+            for sign, cond in frontier
+            for s, u in opts
+            if not ctx.p.is_false(cond & u)
+        ]
+    out: list[tuple[list[list[int]], Function]] = []
+    for sign, cond in frontier:
+        tiers = _tiers(m, sign)
+        if tiers is not None:
+            out.append((tiers, cond))
+    return out
+
+
+def _tiers(m: int, sign: dict[tuple[int, int], int]) -> list[list[int]] | None:
+    """Groups ranked by the pairwise signs (highest first), or None if they contradict."""
+
+    def cmp(a: int, b: int) -> int:
+        if a == b:
+            return 0
+        return -sign[(a, b)] if a < b else sign[(b, a)]
+
+    order = sorted(range(m), key=functools.cmp_to_key(cmp))
+    tiers: list[list[int]] = []
+    for g in order:
+        if tiers and cmp(tiers[-1][0], g) == 0:
+            tiers[-1].append(g)
+        else:
+            tiers.append([g])
+    rank = {g: t for t, tier in enumerate(tiers) for g in tier}
+    for (a, b), s in sign.items():
+        want = (rank[a] < rank[b]) - (rank[a] > rank[b])
+        if want != s:
+            return None
+    return tiers
+
+
+def _tiered(ctx: Ctx, hs: HeadSym, c: int) -> list[Outcome]:
+    """A head whose keys are constant per class: rank the key classes, read the top tier."""
+    p, mask, weighting = ctx.p, hs.table.mask, hs.table.weighting
+    pred_c = ctx.classes.predicates[c]
+    where = ctx.where(c)
+    for v in hs.values:
+        if v.variables() - {"n"}:
+            raise Unsupported(
+                f"head {hs.table.name}: the value it reads depends on the attended position or "
+                "on counts there, which the logic cannot name"
+            )
+    groups: dict[bytes, list[int]] = {}
+    for k, key in enumerate(hs.keys):
+        groups.setdefault(key.key(), []).append(k)
+    members = list(groups.values())
+    scores = [score_poly(hs.queries[c], hs.keys[g[0]], hs.scores) for g in members]
+    out: dict[bytes, Outcome] = {}
+    empty = _empty_window(ctx, mask)
+    if empty is not None:
+        _add(out, SymVec.zero(hs.values[0].width), empty)
+    for tiers, cond in _orderings(ctx, scores, where, hs.table.name):
+        higher = p.false
+        for tier_groups in tiers:
+            ks = [k for g in tier_groups for k in members[g]]
+            tier = ctx.classes.union(p, ks)
+            none_higher = ~_exists(p, mask, higher) if higher != p.false else p.true
+            base = cond & none_higher
+            if p.is_false(pred_c & base):
+                break
+            if weighting is Weighting.AVERAGE:
+                present = base & _exists(p, mask, tier)
+                for vec, cond in _average(ctx, hs, ks, c):
+                    _add(out, vec, present & cond)
+            else:
+                _hard_tier(ctx, hs, ks, tier, higher, c, base, out)
+            higher = higher | tier
+    return list(out.values())
+
+
+def _hard_tier(
+    ctx: Ctx,
+    hs: HeadSym,
+    ks: list[int],
+    tier: Function,
+    higher: Function,
+    c: int,
+    base: Function,
+    out: dict[bytes, Outcome],
+) -> None:
+    p = ctx.p
+    by_value: dict[bytes, list[int]] = {}
+    for k in ks:
+        by_value.setdefault(hs.values[k].key(), []).append(k)
+    for group in by_value.values():
+        if len(by_value) == 1:
+            near = _exists(p, hs.table.mask, tier)
+        else:
+            kp = ctx.classes.union(p, group)
+            near = _nearest(p, hs.table, tier, kp, ctx.classes.predicates[c], ~tier & ~higher)
+        _add(out, hs.values[group[0]], base & near)
+
+
+Cases = list[tuple[Poly, Function]]
+"""Values with the predicates where they hold (a partition of where they are used)."""
+
+
+def window_count(ctx: Ctx, members: list[int], mask: Mask, c: int) -> Cases:
+    """The number of positions of the classes ``members`` in the mask window of a query of
+    class ``c``, as polynomials in counts (or in ``i`` and ``n``, by the residue of ``n``,
+    when the classes are selected by position atoms alone: see :func:`position_count`)."""
+    phi = ctx.classes.union(ctx.p, members)
+    here = Poly.const(1 if c in members else 0)
+    if mask in (Mask.FUTURE, Mask.STRICT_FUTURE):
+        parts = [_count(ctx, PRE, phi, c)]
+    elif mask in (Mask.PAST, Mask.STRICT_PAST):
+        parts = [_count(ctx, SUF, phi, c)]
+    else:
+        parts = [_count(ctx, PRE, phi, c), _count(ctx, SUF, phi, c)]
+    out: Cases = []
+    for combo in product(*parts):
+        total = reduce(lambda a, b: a + b[0], combo, Poly())
+        cond = reduce(lambda a, b: a & b[1], combo, ctx.p.true)
+        if not ctx.p.is_false(cond):
+            both = mask.is_strict or mask is Mask.NONE  # the query's own position counted twice
+            out.append((total - here if both else total, cond))
+    return out
+
+
+def _count(ctx: Ctx, kind: str, phi: Function, c: int) -> Cases:
+    counted = position_count(ctx, kind, phi, c)
+    return counted if counted is not None else [(ctx.vars.count(kind, phi), ctx.p.true)]
+
+
+def _positions(
+    ctx: Ctx, c: int, moduli: list[int]
+) -> list[tuple[bool, bool, dict[int, int], Function]]:
+    """Every (i = 1, i = n, i mod m for each m) the query class ``c`` allows, with the
+    predicate selecting it (true where the class's predicate fixes it)."""
+    p, pred = ctx.p, ctx.classes.predicates[c]
+    choices: list[list[tuple[Any, Function]]] = []
+    for atom in (First(), Last()):
+        u = p.atom(atom)
+        choices.append([(True, u), (False, ~u)])
+    for m in moduli:
+        choices.append([(r, p.atom(Mod(m, r, Position()))) for r in range(m)])
+    out = []
+    for combo in product(*choices):
+        fixed = [u for _, u in combo if not p.implies(pred, u)]
+        if p.is_false(reduce(lambda a, u: a & u, (u for _, u in combo), pred)):
+            continue
+        residues = {m: r for m, (r, _) in zip(moduli, combo[2:])}
+        cond = reduce(lambda a, u: a & u, fixed, p.true)
+        out.append((combo[0][0], combo[1][0], residues, cond))
+    return out
+
+
+def position_count(ctx: Ctx, kind: str, phi: Function, c: int) -> Cases | None:
+    """The count of positions satisfying ``phi``, a predicate of position atoms alone, in the
+    prefix (``pre``: j <= i) or suffix (``suf``: j >= i), exactly, as a polynomial in ``i``
+    and ``n`` per case of the query position (first, last, residues of ``i``) and, for the
+    suffix, per residue of ``n``; None if ``phi`` reads more than position atoms. ``phi`` is
+    periodic in ``j`` with period p away from j = 1 and j = n, so a sum over j is
+    (G/p)·(length) plus a bounded correction."""
+    p = ctx.p
+    atoms = [p.atom_of[v] for v in p.bdd.support(phi)]
+    if not atoms or not all(_is_position_atom(a) for a in atoms):
+        return None
+    moduli = sorted({a.modulus for a in atoms if isinstance(a, Mod)})
+    period = math.lcm(*moduli) if moduli else 1
+
+    def f(j: int, is_first: bool, is_last: bool) -> int:
+        return int(p.position_value(phi, j, is_first, is_last))
+
+    whole = sum(f(j, False, False) for j in range(1, period + 1))
+
+    def g_sum(upto: Poly, residue: int) -> Poly:
+        """Σ_{j=1}^{upto} f(j, first=False, last=False) for upto ≡ residue (mod period)."""
+        partial = sum(f(j, False, False) for j in range(1, residue + 1))
+        const = Fraction(partial) - Fraction(whole * residue, period)
+        return upto * Fraction(whole, period) + Poly.const(const)
+
+    def edge(j: int, is_first: bool, is_last: bool) -> Poly:
+        return Poly.const(f(j, is_first, is_last) - f(j, False, False))
+
+    i, n, one = Poly.var("i"), Poly.var("n"), Poly.const(1)
+    out: Cases = []
+    for first, last, residues, cond in _positions(ctx, c, moduli):
+        r0 = next(x for x in range(period) if all(x % m == r for m, r in residues.items()))
+        if kind == PRE and first:
+            out.append((Poly.const(f(1, True, last)), cond))
+        elif kind == PRE:  # j = 1 is not last; j = i is last iff i = n
+            total = g_sum(i, r0) + edge(1, True, False)
+            out.append((total + edge(r0, False, True) if last else total, cond))
+        elif last:  # the suffix is j = i = n
+            out.append((Poly.const(f(r0, first, True)), cond))
+        else:
+            for rho in range(period):
+                at_n = ctx.vars.mod(period, rho, n) if period > 1 else p.true
+                total = g_sum(n, rho) + edge(rho, False, True)
+                if first:  # the whole word, n >= 2
+                    total = total + edge(1, True, False)
+                else:
+                    total = total - g_sum(i - one, (r0 - 1) % period)
+                out.append((total, cond & at_n))
+    return out
+
+
+def _average(ctx: Ctx, hs: HeadSym, ks: list[int], c: int) -> list[Outcome]:
+    """The average of the values over the window positions of the classes ``ks``."""
+    by_value: dict[bytes, list[int]] = {}
+    for k in ks:
+        by_value.setdefault(hs.values[k].key(), []).append(k)
+    if len(by_value) == 1:
+        return [(hs.values[ks[0]], ctx.p.true)]
+    mask = hs.table.mask
+    groups = list(by_value.values())
+    options = [window_count(ctx, ks, mask, c)] + [window_count(ctx, g, mask, c) for g in groups]
+    out: list[Outcome] = []
+    for combo in product(*options):
+        cond = reduce(lambda a, b: a & b[1], combo, ctx.p.true)
+        if ctx.p.is_false(ctx.classes.predicates[c] & cond):
+            continue
+        inv = ctx.vars.inverse(combo[0][0])
+        vec = SymVec.zero(hs.values[0].width)
+        for group, (share, _) in zip(groups, combo[1:]):
+            vec = vec + hs.values[group[0]].times(share * inv)
+        out.append((vec, cond))
+    return out
+
+
+# ---------------------------------------------------------------------------- lookups
+
+
+def _window_bounds(mask: Mask) -> tuple[Poly, Poly]:
+    i, n, one = Poly.var("i"), Poly.var("n"), Poly.const(1)
+    return {
+        Mask.FUTURE: (one, i),
+        Mask.STRICT_FUTURE: (one, i - one),
+        Mask.NONE: (one, n),
+        Mask.PAST: (i, n),
+        Mask.STRICT_PAST: (i + one, n),
+    }[mask]
+
+
+def lookup_target(ctx: Ctx, hs: HeadSym, c: int) -> Poly:
+    """The position ``T`` a lookup head attends to at a query of class ``c`` (before clamping
+    to the window): the vertex of its score, a concave quadratic in the key position."""
+    key_j = hs.keys[0].substitute("i", lambda e: Poly.var("j", e))
+    s = score_poly(hs.queries[c], key_j, hs.scores)
+    by_power: dict[int, dict[Mono, Fraction]] = {}
+    for m, coef in s.terms.items():
+        e = mono_pow(m, "j")
+        rest = tuple((v, x) for v, x in m if v != "j")
+        by_power.setdefault(e, {})[rest] = coef
+    powers = {e for e in by_power if e != 0}
+    name = hs.table.name
+    positive = set(ctx.vars.bases) | {"i", "n"}
+
+    def positive_monomial(part: dict[Mono, Fraction], sign: int) -> tuple[Mono, Fraction] | None:
+        single = Poly(part).single()
+        if single is None or single[1] * sign <= 0 or any(v not in positive for v, _ in single[0]):
+            return None
+        return single
+
+    if powers == {1, 2}:  # A j^2 + B j with A < 0: the vertex j = -B / (2A)
+        lead = positive_monomial(by_power[2], -1)
+        if lead is None:
+            raise Unsupported(f"head {name}: its score is not concave in the key position j")
+        inv = Poly({tuple((v, -e) for v, e in lead[0]): -1 / (2 * lead[1])})
+        target = Poly(by_power[1]) * inv
+    elif powers == {-1, -2}:  # B/j + A/j^2 with B > 0: increasing below j = -2A/B, then falling
+        lead = positive_monomial(by_power[-1], 1)
+        if lead is None:
+            raise Unsupported(f"head {name}: its score is not unimodal in the key position j")
+        inv = Poly({tuple((v, -e) for v, e in lead[0]): -2 / lead[1]})
+        target = Poly(by_power[-2]) * inv
+    else:
+        raise Unsupported(
+            f"head {name}: its score is not a quadratic in j or 1/j (powers of the key position "
+            f"{sorted(powers)}), so it is not read as a lookup"
+        )
+    for m, coef in target.terms.items():
+        if any(e < 0 for _, e in m) or sum(e for _, e in m) > 1 or coef.denominator != 1:
+            raise Unsupported(
+                f"head {name}: the position it looks up ({target!r}) is not an integer linear "
+                "term of counts"
+            )
+    return target
+
+
+def _lookup(ctx: Ctx, hs: HeadSym, c: int) -> list[Outcome]:
+    """A lookup head: attend to ``j = T`` clamped to the window, read the class there."""
+    p, mask = ctx.p, hs.table.mask
+    where = ctx.where(c)
+    target = lookup_target(ctx, hs, c)
+    lo, hi = _window_bounds(mask)
+    out: dict[bytes, Outcome] = {}
+    empty = _empty_window(ctx, mask)
+    nonempty = p.true
+    if empty is not None:
+        _add(out, SymVec.zero(hs.values[0].width), empty)
+        nonempty = ~empty
+    below = ctx.vars.compare(lo - target, ">", where)
+    above = ctx.vars.compare(target - hi, ">", where)
+    for pos, cond in ((lo, below), (hi, above), (target, ~below & ~above)):
+        for vec, pred in _read_at(ctx, hs, c, pos):
+            _add(out, vec, nonempty & cond & pred)
+    return list(out.values())
+
+
+def _read_at(ctx: Ctx, hs: HeadSym, c: int, pos: Poly) -> list[Outcome]:
+    """The head's value at position ``pos``, which must depend only on its position atoms."""
+    if pos == Poly.var("i"):
+        return [(hs.values[c], ctx.p.true)]
+    p = ctx.p
+    by_value: dict[bytes, list[int]] = {}
+    for k, v in enumerate(hs.values):
+        by_value.setdefault(v.key(), []).append(k)
+    groups = [(hs.values[ks[0]], ctx.classes.union(p, ks)) for ks in by_value.values()]
+    atoms = [a for a in p.atom_of.values() if _is_position_atom(a)]
+    found: dict[bytes, Outcome] = {}
+    for values in product((False, True), repeat=len(atoms)):
+        cube = reduce(
+            lambda u, av: u & (p.atom(av[0]) if av[1] else ~p.atom(av[0])),
+            zip(atoms, values),
+            p.true,
+        )
+        if p.is_false(cube):
+            continue
+        hits = [(vec, g) for vec, g in groups if not p.is_false(g & cube)]
+        if len(hits) > 1:
+            raise Unsupported(
+                f"head {hs.table.name}: the value it looks up depends on more than the looked-up "
+                "position's residues (e.g. on its symbol), which the logic cannot name"
+            )
+        if not hits:
+            continue
+        at = reduce(lambda u, av: u & _atom_at(ctx, av[0], av[1], pos), zip(atoms, values), p.true)
+        vec = hits[0][0].substitute("i", lambda e: _power(ctx, pos, e))
+        _add(found, vec, at)
+    return list(found.values())
+
+
+def _atom_at(ctx: Ctx, atom: Any, value: bool, pos: Poly) -> Function:
+    """A position atom read at position ``pos`` (true if ``value``, else its negation)."""
+    v = ctx.vars
+    if isinstance(atom, First):
+        u = v.compare(pos - Poly.const(1), "=")
+    elif isinstance(atom, Last):
+        u = v.compare(pos - Poly.var("n"), "=")
+    else:
+        u = v.mod(atom.modulus, atom.residue, pos)
+    return u if value else ~u
+
+
+def _power(ctx: Ctx, pos: Poly, e: int) -> Poly:
+    if e >= 0:
+        return pos.power(e)
+    return ctx.vars.inverse(pos).power(-e)
+
+
+# ---------------------------------------------------------------------------- a block
+
+
+def _ffn(ctx: Ctx, block: Block, x: SymVec, pred: Function, where: Where) -> list[Outcome]:
+    """The feed-forward on a symbolic residual: one outcome per feasible sign pattern."""
+    if not block.spec.d_ff:
+        return [(x, pred)]
+    p, d_ff = ctx.p, block.spec.d_ff
+    with torch.no_grad():
+        bias = block.ffn_in(torch.zeros(x.width, dtype=torch.float64)).numpy()
+        out_bias = block.ffn_out(torch.zeros(d_ff, dtype=torch.float64)).numpy()
+    pre = x.apply(lambda t: block.ffn_in(t, bias=False), d_ff).add_const(bias)
+    units = pre.components()
+    conds: dict[Poly, Function] = {}
+    for u in units:
+        if not u.is_const() and u not in conds:
+            conds[u] = ctx.vars.compare(u, ">", where)
+    Path = tuple[dict[Poly, bool], Function, list]
+    frontier: list[Path] = [({}, pred, [])]
+    for key, u in conds.items():  # breadth first, pruning empty and integer-infeasible paths
+        grown: list[Path] = []
+        for signs, cond, lits in frontier:
+            for value in (True, False):
+                v = u if value else ~u
+                if p.is_false(cond & v):
+                    continue
+                lit = ctx.vars.literal_of(v)
+                more = lits if lit is None else [*lits, lit]
+                if lit is not None and not ctx.vars.feasible(more, where):
+                    continue
+                grown.append(({**signs, key: value}, cond & v, more))
+        frontier = grown
+        if len(frontier) > ctx.max_classes:
+            raise HardsoftError(
+                f"{ctx.name}: its feed-forward splits one class into more than --max-classes "
+                f"{ctx.max_classes:,} sign patterns"
+            )
+    outcomes: list[Outcome] = []
+    for signs, cond, _ in frontier:
+        active = np.array(
+            [u.value() > 0 if u.is_const() else signs[u] for u in units], dtype=np.float64
+        )
+        hidden = SymVec({m: r * active for m, r in pre.rows.items()}, d_ff).clean()
+        y = x + hidden.apply(lambda t: block.ffn_out(t, bias=False), x.width)
+        outcomes.append((y.add_const(out_bias), cond))
+    return outcomes
+
+
+def block_classes(
+    p: Predicates,
+    vars_: Vars,
+    block: Block,
+    classes: SymClasses,
+    ell: int,
+    max_classes: int,
+    last: bool,
+) -> SymClasses:
+    """The symbolic classes after ``block``."""
+    ctx = Ctx(p, vars_, classes, f"block {ell}", max_classes)
+    heads = [read_head(block, head, classes, ell, h) for h, head in enumerate(block.heads)]
+    vectors: list[SymVec] = []
+    predicates: list[Function] = []
+    for c in range(len(classes)):
+        pred_c = classes.predicates[c]
+        options = [head_outcomes(ctx, hs, c) for hs in heads]
+        for combo in product(*options):
+            pred = reduce(lambda a, o: a & o[1], combo, pred_c)
+            if p.is_false(pred):
+                continue
+            x = reduce(lambda a, o: a + o[0], combo, classes.vectors[c])
+            for y, q in _ffn(ctx, block, x, pred, Where.of(p, pred)):
+                vectors.append(y)
+                predicates.append(q)
+            if len(vectors) > max_classes:
+                raise HardsoftError(
+                    f"block {ell} has more than --max-classes {max_classes:,} symbolic classes"
+                )
+    return merge(vectors, predicates, p, simplify=not last)
+
+
+# ---------------------------------------------------------------------------- the model
+
+
+def propagate_counting(model: Transformer, max_classes: int) -> CountingTable:
+    """The symbolic classes of every layer of a counting ``model`` and, per output, the
+    predicate where its declared readout holds (see the module docstring)."""
+    reason = counting_unsupported(model)
+    if reason is not None:
+        raise Unsupported(reason)
+    if model.spec.d_out < 1:
+        raise HardsoftError("the model has no outputs")
+    m64 = float64_copy(model)
+    p = Predicates()
+    vars_ = Vars(p)
+    layers = [layer0(m64, p)]
+    for ell, block in enumerate(m64.blocks):
+        last = ell == len(m64.blocks) - 1
+        layers.append(block_classes(p, vars_, block, layers[-1], ell, max_classes, last))
+    table = CountingTable(m64, p, vars_, layers)
+    table.outputs = _readout(table)
+    vars_.relate([u for _, _, u in table.outputs])
+    return table
+
+
+def _readout(table: CountingTable) -> list[tuple[str, str, Function]]:
+    m64, p, final = table.model, table.preds, table.layers[-1]
+    acc = acceptance_of(m64)
+    with torch.no_grad():
+        bias = m64.unembed(torch.zeros(m64.spec.d_model, dtype=torch.float64)).numpy()
+    ys = [
+        v.apply(lambda t: m64.unembed(t, bias=False), m64.spec.d_out).add_const(bias)
+        for v in final.vectors
+    ]
+    if acc.kind == "eos":
+        if not all(y.is_constant() for y in ys):
+            raise Unsupported("an eos readout of count-valued outputs is not decompiled")
+        bits = acc.accept(torch.from_numpy(np.stack([y.const_part() for y in ys]))).numpy()
+        chosen = [q for q, b in zip(final.predicates, bits) if b]
+        return [("accept", acc.describe(), reduce(lambda a, b: a | b, chosen, p.false))]
+    names = list(m64.spec.output_names) or [f"out{k}" for k in range(m64.spec.d_out)]
+    out = []
+    for k in range(m64.spec.d_out):
+        u = p.false
+        for y, q in zip(ys, final.predicates):
+            poly = y.component(k) - Poly.const(Fraction(float(acc.threshold)))
+            u = u | (q & table.vars.compare(poly, ">", Where.of(p, q)))
+        out.append((names[k], f"y[{k}] > {acc.threshold:g}", u))
+    return out
+
+
+__all__ = [
+    "CountingTable",
+    "SymClasses",
+    "Unsupported",
+    "counting_unsupported",
+    "position_count",
+    "propagate_counting",
+]
