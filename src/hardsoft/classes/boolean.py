@@ -23,6 +23,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
+from hardsoft.logic.linear import as_linear, comparison
 from hardsoft.logic.syntax import (
     And,
     Compare,
@@ -528,20 +529,30 @@ def _negate(f: Formula) -> Formula:
     return Not(f)
 
 
-def _pair_compares(items: list[Formula], op: str, merged: str) -> list[Formula]:
-    """``a op b`` and ``b op a`` among ``items`` become one ``a merged b`` (``>=`` twice is
-    ``=`` in a conjunction, ``>`` twice is ``!=`` in a disjunction)."""
+def _pair_compares(items: list[Formula], conjunction: bool) -> list[Formula]:
+    """In a conjunction, ``L >= k`` and ``L <= k`` become ``L = k``; in a disjunction,
+    ``L > k`` and ``L < k`` become ``L != k`` (integer linear terms)."""
     out = list(items)
-    for f in items:
-        if isinstance(f, Compare) and f.op == op and f in out:
-            mirror = Compare(op, f.right, f.left)
-            if mirror in out and mirror != f:
-                out = [g for g in out if g not in (f, mirror)] + [Compare(merged, f.left, f.right)]
+    forms = {f: as_linear(f) for f in items if isinstance(f, Compare)}
+    for f, a in forms.items():
+        for g, b in forms.items():
+            if a is None or b is None or f not in out or g not in out or f is g:
+                continue
+            if b[0] != {t: -c for t, c in a[0].items()}:
+                continue
+            parts = list(a[0].items())
+            if conjunction and a[1] + b[1] == 0:  # L + k >= 0 and -L - k >= 0
+                merged = comparison("=", parts, a[1])
+            elif not conjunction and a[1] + b[1] == -2:  # all but L + k + 1 = 0
+                merged = comparison("!=", parts, a[1] + 1)
+            else:
+                continue
+            out = [h for h in out if h not in (f, g)] + [merged]
     return out
 
 
 def _conjoin(parts: Iterable[Formula]) -> Formula:
-    items = _pair_compares([p for p in parts if p != Const(True)], ">=", "=")
+    items = _pair_compares([p for p in parts if p != Const(True)], conjunction=True)
     if any(p == Const(False) for p in items):
         return Const(False)
     if not items:
@@ -563,7 +574,7 @@ def _somewhere(items: list[Formula]) -> list[Formula]:
 
 def _disjoin(parts: Iterable[Formula]) -> Formula:
     items = _somewhere(_flatten_or([p for p in parts if p != Const(False)]))
-    items = _pair_compares(items, ">", "!=")
+    items = _pair_compares(items, conjunction=False)
     if any(p == Const(True) for p in items):
         return Const(True)
     if not items:

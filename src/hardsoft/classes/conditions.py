@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import reduce
 from itertools import product
 from typing import Any
@@ -27,19 +26,17 @@ from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from hardsoft.classes.algebra import Poly, integer_linear, positive_multiplier
 from hardsoft.classes.boolean import Function, Predicates
 from hardsoft.errors import HardsoftError
+from hardsoft.logic.linear import comparison as linear_comparison
+from hardsoft.logic.linear import linear_term
 from hardsoft.logic.syntax import (
-    Add,
-    Compare,
     CountFuture,
     CountPast,
     First,
     Formula,
-    IntConst,
     Last,
     Length,
     Mod,
     Position,
-    Scale,
     Term,
 )
 
@@ -137,6 +134,20 @@ class Vars:
             self.bases[name] = base
         return Poly.var(name)
 
+    def expand_inverses(self, poly: Poly) -> Poly:
+        """``poly`` with every negative power of an inverse ``v = 1/L`` written as ``L^k``
+        (``(n - i + 1)·v`` has ``v^-1`` factors after a division by ``v``)."""
+        out = Poly()
+        for m, c in poly.terms.items():
+            term = Poly.const(c)
+            for var, e in m:
+                if var in self.bases and e < 0:
+                    term = term * self.bases[var].power(-e)
+                else:
+                    term = term * Poly.var(var, e)
+            out = out + term
+        return out
+
     def term(self, var: str) -> Term:
         if var == "i":
             return Position()
@@ -219,7 +230,7 @@ class Vars:
         r = (r - c) % m
         if not coefs:
             return self.preds.true if r == 0 else self.preds.false
-        formula = Mod(m, r, _sum([(a, self.term(v)) for v, a in coefs], 0))
+        formula = Mod(m, r, linear_term([(self.term(v), a) for v, a in coefs], 0))
         known = formula in self.preds.var_of
         u = self.preds.atom(formula)
         if not known:
@@ -328,8 +339,8 @@ class Vars:
     # ------------------------------------------------------------------ relations
     def relate(self, roots: list[Function], limit: int = RELATE_LIMIT) -> int:
         """Record as facts the truth-value combinations of the comparison and MOD atoms that
-        no integer point of the polytope allows (at any position, at ``first``, at
-        ``last``), so the BDDs can drop atoms implied by others.
+        no integer point of the polytope allows (at any position, and for each known value of
+        ``first`` and ``last``), so the BDDs can drop atoms implied by others.
 
         A depth-first walk assigns the atoms of one group (atoms sharing counts) one at a
         time and solves an integer program per partial assignment; an infeasible one becomes
@@ -337,11 +348,21 @@ class Vars:
         atoms are left alone. Returns the number of facts added."""
         p = self.preds
         added = 0
-        edges = (
-            (Where(), p.true),
-            (Where(first=True), p.atom(First())),
-            (Where(last=True), p.atom(Last())),
-        )
+        first, last = p.atom(First()), p.atom(Last())
+        flag = {True: (first, last), False: (~first, ~last)}
+        edges = [(Where(), p.true)]
+        for f, l in (
+            (True, None),
+            (None, True),
+            (True, True),
+            (True, False),
+            (False, True),
+            (False, False),
+        ):
+            edge = (flag[f][0] if f is not None else p.true) & (
+                flag[l][1] if l is not None else p.true
+            )
+            edges.append((Where(f, l), edge))
         for group in self._groups(self._used(roots)):
             if len(group) > limit:
                 continue
@@ -524,29 +545,11 @@ def window_size_suffix() -> Poly:
     return Poly.var("n") - Poly.var("i") + Poly.const(1)
 
 
-def comparison(coefs: tuple[tuple[str, int], ...], k: int, term_of: object) -> Formula:
-    """``Σ a_v v >= k`` written with the positive terms on the left (``A > B`` for
-    ``A - B >= 1``)."""
-    assert callable(term_of)
-    left = [(a, term_of(v)) for v, a in coefs if a > 0]
-    right = [(-a, term_of(v)) for v, a in coefs if a < 0]
-    if k > 0:
-        return Compare(">", _sum(left, 0), _sum(right, k - 1))
-    return Compare(">=", _sum(left, -k), _sum(right, 0))
-
-
-def _sum(parts: list[tuple[int, Term]], const: int) -> Term:
-    terms: list[Term] = [t if a == 1 else Scale(a, t) for a, t in parts]
-    if const or not terms:
-        terms.append(IntConst(const))
-    out = terms[0]
-    for t in terms[1:]:
-        out = Add(out, t)
-    return out
-
-
-def as_fraction(x: float) -> Fraction:
-    return Fraction(float(x))
+def comparison(
+    coefs: tuple[tuple[str, int], ...], k: int, term_of: Callable[[str], Term]
+) -> Formula:
+    """``Σ a_v v >= k`` in the logic's syntax (positive terms on the left)."""
+    return linear_comparison(">=", [(term_of(v), a) for v, a in coefs], -k)
 
 
 __all__ = ["CountVar", "Literal", "PRE", "SUF", "Vars", "Where", "comparison"]

@@ -579,6 +579,7 @@ def lookup_target(ctx: Ctx, hs: HeadSym, c: int) -> Poly:
             f"head {name}: its score is not a quadratic in j or 1/j (powers of the key position "
             f"{sorted(powers)}), so it is not read as a lookup"
         )
+    target = ctx.vars.expand_inverses(target)
     for m, coef in target.terms.items():
         if any(e < 0 for _, e in m) or sum(e for _, e in m) > 1 or coef.denominator != 1:
             raise Unsupported(

@@ -54,7 +54,7 @@ def roundtrip_row(
 ) -> dict[str, Any]:
     """Compile, decompile and compare one formula (one table row)."""
     from hardsoft.compile import compile_formula
-    from hardsoft.decompile import decompile, unsupported
+    from hardsoft.decompile import decompile
     from hardsoft.decompile.decompiler import equivalence
     from hardsoft.errors import HardsoftError
     from hardsoft.logic import parse
@@ -66,11 +66,11 @@ def roundtrip_row(
         model = compile_formula(f, alphabet=alphabet, target="hard", masks=masks)
     except HardsoftError as exc:
         return {**row, "status": f"refused (compile): {exc}"}
-    reason = unsupported(model)
-    if reason is not None:
-        return {**row, "status": f"refused: {reason}"}
     start = time.perf_counter()
-    d = decompile(model, verify_n=5 if quick else 8, random_words=20 if quick else 200)
+    try:
+        d = decompile(model, verify_n=5 if quick else 8, random_words=20 if quick else 200)
+    except HardsoftError as exc:
+        return {**row, "status": f"refused: {exc}"}
     g = d.formulas[0]
     eq = equivalence(
         f,
@@ -90,6 +90,7 @@ def roundtrip_row(
         "depth_F": temporal_depth(f),
         "depth_G": temporal_depth(g),
         "layers": len(model.spec.layers),
+        "method": d.to_dict()["method"],
         "classes": d.classes[-1],
         "model_mismatches": d.verified["mismatches"],
         "equiv_positions": eq["positions"],
