@@ -6,12 +6,16 @@ formulas (docs/decompile.md).
    (strict and non-strict); the model is decompiled to G, and G ≡ F is checked by the logic
    evaluator at every position of every word up to length 10 (quick: 6) and of random words
    up to n = 2000 (quick: 200). Sizes side by side (tree nodes, temporal depth) and the ratio
-   |G| / |F|. Formulas whose compiled model has average-hard heads or unbounded position
-   features (the counting formulas) are reported as refused, with the reason.
+   |G| / |F|. Counting formulas (named, hand-written and random LTL[C,+]) compile to
+   average-hard heads and unbounded position features and are decompiled to counting terms;
+   whatever decompile refuses is reported with the reason.
 2. **Random unique-hard models** without position features (the constant feature ``1``
    only): leftmost and rightmost, masks none/future/past/strict-future/strict-past, 1–2 layers
    (full: 1–3), decompiled and checked against the model at every position of every word up
    to length 9 (quick: 7) and of random words up to n = 500 (quick: 200).
+3. **Random counting models**: two uniform average-hard heads per mask, a random ReLU layer
+   and readout (weights on the grid 1/8), decompiled to count comparisons and checked the
+   same way.
 """
 
 from __future__ import annotations
@@ -29,6 +33,17 @@ from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
 
 if TYPE_CHECKING:
     from hardsoft.model.transformer import Transformer
+
+COUNTING = (
+    ("count-gt", "#<['a'] > 2 * #<['b'] + 1", "ab"),
+    ("mod-3", "MOD(3, 1)(#<['a'])", "ab"),
+    ("suffix-eq", "#>['a'] = #>['b']", "ab"),
+    ("suffix-mod", "MOD(2, 0)(#>['b'])", "ab"),
+    ("last-balanced", "last & #<['a'] = #<['b']", "ab"),
+    ("half-length", "2 * #<['a'] > n", "ab"),
+    ("since-count", "'a' S (#<['b'] = 2)", "ab"),
+)
+"""Hand-written counting formulas (prefix and suffix counts, MOD, n, counts under S)."""
 
 HAND = (
     ("since", "'a' S 'b'", "ab"),
@@ -118,6 +133,87 @@ def random_decompile_model(weighting: str, mask: str, layers: int, seed: int) ->
     )
 
 
+COUNTING_FEATURES = {
+    "future": ("1", "1/i"),
+    "none": ("1", "1/n"),
+    "past": ("1",),
+    "strict-future": ("1",),
+    "strict-past": ("1",),
+}
+"""The position features of the random counting models: a count over the window divided by
+its size, compared with a feature of the same denominator, stays linear."""
+
+
+def random_counting_model(mask: str, seed: int, d_ff: int = 4) -> Transformer:
+    """A random counting model: two uniform average-hard heads with ``mask`` averaging a
+    random function of the symbol (alphabet ``01``), then a random ReLU feed-forward and
+    readout over the averages and the position features (:data:`COUNTING_FEATURES`); d_model
+    8 (symbol part in dims 0-3, position part in 4-7), every weight on the grid 1/8."""
+    import torch
+
+    from hardsoft.model import random_model
+
+    model = random_model(
+        layers=1,
+        heads=2,
+        d_model=8,
+        d_ff=d_ff,
+        weighting="average",
+        mask=mask,
+        position_features=COUNTING_FEATURES[mask],
+        seed=seed,
+    )
+    with torch.no_grad():
+        for param in model.parameters():
+            param.copy_(torch.round(param * 8) / 8)
+        model.W_E[:, 4:] = 0
+        model.W_pos[:, :4] = 0
+        for head in model.blocks[0].heads:
+            head.W_Q.zero_()  # uniform: every window position scores the same
+            head.W_K.zero_()
+            head.W_V[4:] = 0  # the value is a function of the symbol
+    return model
+
+
+def counting_model_row(mask: str, quick: bool, seed: int) -> dict[str, Any]:
+    """Decompile one random counting model and check it against the model (one row)."""
+    from hardsoft.decompile import decompile
+    from hardsoft.errors import HardsoftError
+    from hardsoft.logic.syntax import size
+
+    model = random_counting_model(mask, seed)
+    row: dict[str, Any] = {"mask": mask, "seed": seed, "features": COUNTING_FEATURES[mask]}
+    start = time.perf_counter()
+    try:
+        d = decompile(
+            model,
+            verify_n=7 if quick else 9,
+            random_words=50 if quick else 200,
+            random_max_n=200 if quick else 500,
+            seed=seed,
+        )
+    except HardsoftError as exc:
+        return {**row, "status": f"refused: {exc}", "positions": 0, "mismatches": 0}
+    return {
+        **row,
+        "status": "ok" if d.verified["mismatches"] == 0 else "MISMATCH",
+        "classes": d.classes,
+        "size": size(d.formulas[0]),
+        "G": to_text_short(d.formulas[0]),
+        "positions": d.verified["positions"],
+        "mismatches": d.verified["mismatches"],
+        "exhaustive_n": d.verified["exhaustive_n"],
+        "max_n": d.verified["max_n"],
+        "seconds": round(time.perf_counter() - start, 2),
+    }
+
+
+def to_text_short(f: Any, width: int = 80) -> str:
+    from hardsoft.logic.syntax import to_text
+
+    return _short(to_text(f), width)
+
+
 def random_model_row(weighting: str, mask: str, layers: int, quick: bool, seed: int) -> dict:
     """Decompile one random unique-hard model (:func:`random_decompile_model`) and verify it."""
     from hardsoft.decompile import decompile
@@ -154,18 +250,21 @@ def _formulas(quick: bool, seed: int) -> list[tuple[str, str, str]]:
     from hardsoft.logic.syntax import to_text
 
     out = [(name, e.text, e.alphabet) for name, e in FORMULAS.items()]
-    out += list(HAND)
+    out += list(HAND) + list(COUNTING)
     rng = np.random.default_rng(seed)
     for k in range(4 if quick else 24):
         f = random_formula(int(rng.integers(2**31)), "ab", 3, FRAGMENT_OPERATORS["LTL"])
         out.append((f"random-{k}", to_text(f), "ab"))
+    for k in range(3 if quick else 12):
+        f = random_formula(int(rng.integers(2**31)), "ab", 3, FRAGMENT_OPERATORS["LTL[C,+]"])
+        out.append((f"random-count-{k}", to_text(f), "ab"))
     return out
 
 
 @register(
     "decompile-roundtrip",
-    title="Decompile: compile -> decompile round trip, and random unique-hard models",
-    version="2",
+    title="Decompile: compile -> decompile round trip, random unique-hard and counting models",
+    version="3",
     order=75,
     seed_ref="Yang, Chiang & Angluin (2024)",
 )
@@ -183,6 +282,10 @@ def run(ctx: Context) -> Result:
         )
         if not (ctx.quick and layers == 2 and m in ("past", "strict-past"))
     ]
+    counting = [
+        counting_model_row(m, ctx.quick, ctx.seed + 31 * k)
+        for k, m in enumerate(m for m in MASKS for _ in range(1 if ctx.quick else 3))
+    ]
     done = [r for r in rows if "ratio" in r]
     refused = [r for r in rows if r["status"].startswith("refused")]
     ratios = [r["ratio"] for r in done]
@@ -199,6 +302,11 @@ def run(ctx: Context) -> Result:
         "random_models": len(randoms),
         "random_mismatches": sum(r["mismatches"] for r in randoms),
         "random_positions": sum(r["positions"] for r in randoms),
+        "counting_decompiled": sum(1 for r in done if r["method"] == "counting"),
+        "counting_models": len(counting),
+        "counting_models_ok": sum(1 for r in counting if r["status"] == "ok"),
+        "counting_mismatches": sum(r["mismatches"] for r in counting),
+        "counting_positions": sum(r["positions"] for r in counting),
     }
     fig = ctx.figure_path("decompile_roundtrip_sizes.png")
     _plot(done, fig)
@@ -216,6 +324,7 @@ def run(ctx: Context) -> Result:
                 "|G|/|F|",
                 "depth F/G",
                 "layers",
+                "method",
                 "classes",
                 "G = F (positions)",
                 "status",
@@ -231,6 +340,7 @@ def run(ctx: Context) -> Result:
                     round(r["ratio"], 2) if "ratio" in r else "",
                     f"{r['depth_F']}/{r['depth_G']}" if "ratio" in r else "",
                     r.get("layers", ""),
+                    r.get("method", ""),
                     r.get("classes", ""),
                     f"{r['equiv_positions'] - r['equiv_mismatches']}/{r['equiv_positions']}"
                     if "ratio" in r
@@ -273,16 +383,54 @@ def run(ctx: Context) -> Result:
             ],
         ),
     ]
+    tables.append(
+        Table(
+            "Random counting models (two uniform average-hard heads, a random ReLU layer, "
+            "weights on the grid 1/8): decompiled formulas against the model",
+            [
+                "mask",
+                "features",
+                "classes per layer",
+                "|G|",
+                "G",
+                "positions",
+                "mismatches",
+                "all words to n",
+                "random to n",
+                "seconds",
+                "status",
+            ],
+            [
+                [
+                    r["mask"],
+                    ", ".join(r["features"]),
+                    str(r.get("classes", "")),
+                    r.get("size", ""),
+                    r.get("G", ""),
+                    r["positions"],
+                    r["mismatches"],
+                    r.get("exhaustive_n", ""),
+                    r.get("max_n", ""),
+                    r.get("seconds", ""),
+                    _short(r["status"], 90),
+                ]
+                for r in counting
+            ],
+        )
+    )
     summary = (
-        f"{len(done)} of {len(rows)} (formula, mask mode) pairs compile to unique-hard models and "
-        f"were decompiled; G = F at every checked position for "
-        f"{sum(1 for r in done if r['status'] == 'ok')} of them (evaluator mismatches: "
+        f"{len(done)} of {len(rows)} (formula, mask mode) pairs compile to hard models and "
+        f"were decompiled ({metrics['counting_decompiled']} of them counting models: "
+        f"average-hard heads, unbounded position features); G = F at every checked position "
+        f"for {sum(1 for r in done if r['status'] == 'ok')} of them (evaluator mismatches: "
         f"{metrics['equiv_mismatches']}). Size ratio |G|/|F|: median "
         f"{metrics['ratio_median'] if ratios else 'n/a'}, max {metrics['ratio_max']}; "
-        f"{metrics['within_4x']} of {len(done)} within 4x. {len(refused)} refused (counting "
-        f"formulas compile to average-hard heads and unbounded features). Random unique-hard "
-        f"models: {len(randoms)} decompiled, {metrics['random_mismatches']} mismatches in "
-        f"{metrics['random_positions']:,} positions."
+        f"{metrics['within_4x']} of {len(done)} within 4x. {len(refused)} refused. Random "
+        f"unique-hard models: {len(randoms)} decompiled, {metrics['random_mismatches']} "
+        f"mismatches in {metrics['random_positions']:,} positions. Random counting models: "
+        f"{metrics['counting_models_ok']} of {len(counting)} decompiled and agree, "
+        f"{metrics['counting_mismatches']} mismatches in {metrics['counting_positions']:,} "
+        "positions."
     )
     return Result(metrics=metrics, figures=[fig.name], tables=tables, summary=summary)
 

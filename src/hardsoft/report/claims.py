@@ -284,19 +284,27 @@ def _soften(m: Mapping[str, Any]) -> tuple[str, str]:
     "into a formula that holds at every length",
     paper="Yang, Chiang & Angluin (2024), as restated in Yang et al. (2026) §1",
     what_ran="formulas compiled to hard models (strict and non-strict masks) decompiled back "
-    "and compared with the source by the logic evaluator; random unique-hard models decompiled "
+    "and compared with the source by the logic evaluator, counting formulas (average-hard "
+    "heads) to count comparisons; random unique-hard and random counting models decompiled "
     "and compared with the model at every position",
 )
 def _decompile(m: Mapping[str, Any]) -> tuple[str, str]:
+    counting_bad = int(m.get("counting_mismatches", 0))
+    counting_ok = int(m.get("counting_models_ok", 0))
+    counting_all = int(m.get("counting_models", 0))
     ok = (
         bool(m["all_equivalent"])
         and int(m["model_mismatches"]) == 0
         and int(m["random_mismatches"]) == 0
+        and counting_bad == 0
     )
     key = (
-        f"{int(m['decompiled'])} round trips G = F ({int(m['refused'])} refused: counting); "
-        f"|G|/|F| median {float(m['ratio_median']):.2g}, max {float(m['ratio_max']):.2g}; "
-        f"{int(m['random_models'])} random models, {int(m['random_mismatches'])} mismatches"
+        f"{int(m['decompiled'])} round trips G = F ({int(m.get('counting_decompiled', 0))} "
+        f"counting, {int(m['refused'])} refused); |G|/|F| median "
+        f"{float(m['ratio_median']):.2g}, max {float(m['ratio_max']):.2g}; "
+        f"{int(m['random_models'])} random unique-hard models, "
+        f"{int(m['random_mismatches'])} mismatches; {counting_ok} of {counting_all} random "
+        f"counting models, {counting_bad} mismatches"
     )
     return (EXTENDS if ok else DEVIATES), key
 

@@ -1,0 +1,187 @@
+"""Decompiling counting models: average-hard heads, unbounded position features, lookups.
+
+Ground truth is independent of the decompiler: the compiled model's source formula (through
+the logic evaluator) and the model's own forward pass on words."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import torch
+
+from hardsoft.classes.algebra import Poly, integer_linear, positive_multiplier
+from hardsoft.classes.boolean import Predicates
+from hardsoft.classes.conditions import Vars, Where
+from hardsoft.compile import compile_formula
+from hardsoft.decompile import decompile
+from hardsoft.decompile.decompiler import (
+    agreement,
+    equivalence,
+    exhaustive_words,
+    random_words_upto,
+)
+from hardsoft.errors import HardsoftError
+from hardsoft.experiments.decompile_roundtrip import COUNTING, random_counting_model
+from hardsoft.logic import FORMULAS, parse
+from hardsoft.logic.syntax import First, Last, Mod, Position, size, to_text
+from hardsoft.model import random_model
+
+COUNTING_NAMES = [n for n, e in FORMULAS.items() if "#" in e.text or "MOD" in e.text]
+
+
+def _round_trip(text: str, alphabet: str, masks: str):
+    f = parse(text, alphabet=alphabet)
+    model = compile_formula(f, alphabet=alphabet, target="hard", masks=masks)
+    d = decompile(model, verify_n=6, random_words=30, random_max_n=300)
+    return f, model, d
+
+
+@pytest.mark.parametrize("masks", ["strict", "nonstrict"])
+@pytest.mark.parametrize("name", COUNTING_NAMES)
+def test_named_counting_formulas_come_back_equal(name: str, masks: str) -> None:
+    entry = FORMULAS[name]
+    f, model, d = _round_trip(entry.text, entry.alphabet, masks)
+    assert d.to_dict()["method"] == "counting"
+    assert d.verified["mismatches"] == 0 and d.verified["positions"] > 5_000
+    eq = equivalence(f, d.formulas[0], tuple(entry.alphabet), 9, 60, 600, seed=1)
+    assert eq["mismatches"] == 0 and eq["exhaustive_n"] >= 9, eq
+    assert size(d.formulas[0]) <= 4 * size(f), to_text(d.formulas[0])
+
+
+def test_the_named_counting_formulas_are_the_expected_ones() -> None:
+    assert {"parity-mod", "parity-count", "majority", "anbn", "dyck1"} <= set(COUNTING_NAMES)
+
+
+@pytest.mark.parametrize("name,text,alphabet", COUNTING)
+def test_hand_written_counting_formulas_strict(name: str, text: str, alphabet: str) -> None:
+    f, _, d = _round_trip(text, alphabet, "strict")
+    eq = equivalence(f, d.formulas[0], tuple(alphabet), 9, 40, 400, seed=2)
+    assert eq["mismatches"] == 0 and d.verified["mismatches"] == 0
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("#<['1'] > #<['0']", "#<['1'] > #<['0']"),
+        ("MOD(2, 1)(#<['1'])", "MOD(2, 1)(#<['1'])"),
+        ("!E (#<[Y '1'] = #>['1'])", "!E (#<[Y '1'] = #>['1'])"),
+        ("2 * #<['1'] > n", "2 * #<['1'] > n"),
+    ],
+)
+def test_compiled_counting_formulas_come_back_verbatim(text: str, expected: str) -> None:
+    assert to_text(_round_trip(text, "01", "strict")[2].formulas[0]) == expected
+
+
+@pytest.mark.parametrize("mask", ["future", "past", "none", "strict-future", "strict-past"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_counting_models_agree_with_the_model(mask: str, seed: int) -> None:
+    model = random_counting_model(mask, seed)
+    d = decompile(model, verify_n=0)
+    words, _ = exhaustive_words(("0", "1"), 8)
+    words += random_words_upto(("0", "1"), 60, 300, seed)
+    positions, mismatches, first = agreement(model, d.formulas, words)
+    assert mismatches == 0, (first, to_text(d.formulas[0]))
+    assert positions > 10_000
+
+
+def test_counting_model_in_float32_still_agrees() -> None:
+    model = compile_formula("#<['a'] > 2 * #<['b'] + 1", alphabet="ab", target="hard")
+    d = decompile(model.to(torch.float32), verify_n=7, random_words=20, random_max_n=300)
+    assert d.verified["mismatches"] == 0
+
+
+# ---------------------------------------------------------------------------- refusals
+
+
+def test_layer_norm_counting_model_refused() -> None:
+    model = random_model(
+        layers=1, heads=1, d_model=8, weighting="average", mask="future", layer_norm="pre"
+    )
+    with pytest.raises(HardsoftError, match="layer norm"):
+        decompile(model)
+
+
+def test_mixed_denominators_refused_with_one_line() -> None:
+    model = random_counting_model("past", 0)  # suffix counts alone decompile
+    mixed = random_model(  # a 1/i feature next to a suffix count: C/(n-i+1) against a/i
+        layers=1,
+        heads=1,
+        d_model=8,
+        weighting="average",
+        mask="past",
+        position_features=("1", "1/i"),
+        seed=3,
+    )
+    with torch.no_grad():
+        for p in mixed.parameters():
+            p.copy_(torch.round(p * 8) / 8)
+        mixed.W_E[:, 4:] = 0
+        mixed.W_pos[:, :4] = 0
+        head = mixed.blocks[0].heads[0]
+        head.W_Q.zero_()
+        head.W_K.zero_()
+        head.W_V[4:] = 0
+    with pytest.raises(HardsoftError, match="not linear in the counts") as info:
+        decompile(mixed)
+    assert "\n" not in str(info.value)
+    assert decompile(model, verify_n=3).verified["mismatches"] == 0
+
+
+def test_feed_forward_blowup_bounded_by_max_classes() -> None:
+    model = random_counting_model("future", 5, d_ff=12)
+    with pytest.raises(HardsoftError, match="--max-classes 3"):
+        decompile(model, max_classes=3)
+
+
+# ---------------------------------------------------------------------------- the algebra
+
+
+def test_positive_multiplier_clears_denominators() -> None:
+    i, n, c = Poly.var("i"), Poly.var("n"), Poly.var("c0")
+    bases = {"v0": n - i + Poly.const(1)}
+    p = c * Poly.var("i", -1) - Poly.const(Fraction(1, 2))  # C/i - 1/2
+    assert positive_multiplier(p, bases) == c - i * Fraction(1, 2)
+    q = c * Poly.var("v0") + Poly.var("n", -1)  # C/(n-i+1) + 1/n: needs C·n, not linear
+    assert integer_linear(positive_multiplier(q, bases)) is None
+    lin = integer_linear(c * Fraction(2, 3) - i * Fraction(1, 2) + Poly.const(1))
+    assert lin == ((("c0", 4), ("i", -3)), 6)
+
+
+def test_comparisons_are_canonical_atoms_and_folded_by_bounds() -> None:
+    p = Predicates()
+    p.atom(First()), p.atom(Last())
+    vars_ = Vars(p)
+    c = vars_.count("pre", p.atom(parse("'a'", alphabet="ab")))
+    i = Poly.var("i")
+    half = vars_.compare(c * Poly.var("i", -1) - Poly.const(Fraction(1, 2)), ">")
+    twice = vars_.compare(c * 2 - i, ">")  # the same condition, scaled
+    assert half == twice
+    assert to_text(p.atom_of[next(iter(p.bdd.support(half)))]) == "2 * #<['a'] > i"
+    assert vars_.compare(c - i - Poly.const(1), ">") == p.false  # #<['a'] <= i
+    assert vars_.compare(c + Poly.const(1), ">") == p.true
+    at_first = vars_.compare(c - Poly.const(1), ">", Where(first=True))
+    assert at_first == p.false  # at i = 1 a prefix count is at most 1
+
+
+def test_relate_finds_implications_between_comparisons() -> None:
+    p = Predicates()
+    p.atom(First()), p.atom(Last())
+    vars_ = Vars(p)
+    c = vars_.count("pre", p.atom(parse("'a'", alphabet="ab")))
+    odd = vars_.mod(2, 1, c)
+    positive = vars_.compare(c, ">")
+    assert not p.is_false(odd & ~positive)
+    vars_.relate([odd & positive])
+    assert p.is_false(odd & ~positive)  # an odd count is at least 1
+
+
+def test_somewhere_of_position_atoms_is_folded() -> None:
+    p = Predicates()
+    first, last = p.atom(First()), p.atom(Last())
+    even = p.atom(Mod(2, 0, Position()))
+    odd = p.atom(Mod(2, 1, Position()))
+    p.assume((even & ~odd) | (odd & ~even), base=True)
+    some_even = p.unary("E", even)
+    assert p.equal(some_even, ~(first & last))  # an even position exists iff n >= 2
+    assert p.equal(p.unary("E", odd), p.true)
