@@ -122,7 +122,9 @@ def test_mixed_denominators_refused_with_one_line() -> None:
         head.W_Q.zero_()
         head.W_K.zero_()
         head.W_V[4:] = 0
-    with pytest.raises(HardsoftError, match="not linear in the counts") as info:
+    with pytest.raises(
+        HardsoftError, match="feed-forward unit 0: a comparison that is not linear"
+    ) as info:
         decompile(mixed)
     assert "\n" not in str(info.value)
     assert decompile(model, verify_n=3).verified["mismatches"] == 0
@@ -185,3 +187,49 @@ def test_somewhere_of_position_atoms_is_folded() -> None:
     some_even = p.unary("E", even)
     assert p.equal(some_even, ~(first & last))  # an even position exists iff n >= 2
     assert p.equal(p.unary("E", odd), p.true)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "1",
+        "i",
+        "n",
+        "i/n",
+        "1/i",
+        "1/n",
+        "i^2",
+        "(i/n)^2",
+        "[i=1]",
+        "[i=n]",
+        "(-1)^i",
+        "[i mod 3 = 1]",
+        "1/n*(-1)^i",
+        "i/n*1/n",
+        "1/i*1/i",
+        "[i=1]*[i=n]",
+        "i*(-1)^i",
+    ],
+)
+def test_declared_terms_match_the_feature_values(name: str) -> None:
+    from hardsoft.logic.semantics import evaluate
+    from hardsoft.model.features import parse_feature
+
+    feature = parse_feature(name)
+    assert feature.terms is not None
+    for n in range(1, 13):
+        values = feature.compute(n)[:, 0].tolist()
+        holds = [evaluate(parse(text), ["a" * n], ("a",))[0] for _, _, text in feature.terms]
+        for i in range(1, n + 1):
+            cases = [k for k, h in enumerate(holds) if h[i - 1]]
+            assert cases, (name, n, i)
+            for k in cases:  # every case that holds gives the feature's value
+                coef, (a, b) = feature.terms[k][:2]
+                assert coef * i**a * n**b == pytest.approx(values[i - 1], rel=1e-12), (name, n, i)
+
+
+def test_unbounded_features_without_monomials_have_no_terms() -> None:
+    from hardsoft.model.features import parse_feature
+
+    for name in ("i//s", "i%s", "learned:8", "sinusoidal:4", "i//s*1/i"):
+        assert parse_feature(name).terms is None

@@ -156,8 +156,9 @@ class Vars:
         return self.counts[var].term()
 
     # ------------------------------------------------------------------ comparisons
-    def compare(self, poly: Poly, op: str, where: Where = Where()) -> Function:
-        """The predicate ``poly op 0`` (op ``>``, ``>=`` or ``=``), valid under ``where``."""
+    def compare(self, poly: Poly, op: str, where: Where = Where(), site: str = "") -> Function:
+        """The predicate ``poly op 0`` (op ``>``, ``>=`` or ``=``), valid under ``where``;
+        ``site`` names the model part in a refusal."""
         if poly.is_const():
             v = poly.value()
             holds = v > 0 if op == ">" else v >= 0 if op == ">=" else v == 0
@@ -174,7 +175,7 @@ class Vars:
         if lin is None:
             text = repr(poly)
             raise HardsoftError(
-                "a comparison that is not linear in the counts "
+                f"{site + ': ' if site else ''}a comparison that is not linear in the counts "
                 f"({text if len(text) < 80 else text[:77] + '...'} {op} 0): only linear "
                 "comparisons of counts are decompiled"
             )

@@ -110,7 +110,8 @@ def counting_unsupported(model: Transformer) -> str | None:
             if head.spec.weighting is Weighting.SOFTMAX:
                 return (
                     f"head blocks.{ell}.attn.{h} is a softmax head: decompile reads unique-hard "
-                    "and average-hard heads; --harden decompiles the hardened model"
+                    "(leftmost, rightmost) and average-hard heads; --harden decompiles the "
+                    "hardened model"
                 )
     for name in model.spec.position_features:
         if parse_feature(name).terms is None:
@@ -294,8 +295,8 @@ def _orderings(
             v = d.value()
             options.append([((v > 0) - (v < 0), ctx.p.true)])
         else:
-            gt = ctx.vars.compare(d, ">", where)
-            ge = ctx.vars.compare(d, ">=", where)
+            gt = ctx.vars.compare(d, ">", where, f"head {name}")
+            ge = ctx.vars.compare(d, ">=", where, f"head {name}")
             options.append([(1, gt), (0, ge & ~gt), (-1, ~ge)])
     if sum(len(o) > 1 for o in options) > MAX_ORDER_PAIRS:
         raise Unsupported(f"head {name}: too many key classes whose scores compare by counts")
@@ -601,8 +602,8 @@ def _lookup(ctx: Ctx, hs: HeadSym, c: int) -> list[Outcome]:
     if empty is not None:
         _add(out, SymVec.zero(hs.values[0].width), empty)
         nonempty = ~empty
-    below = ctx.vars.compare(lo - target, ">", where)
-    above = ctx.vars.compare(target - hi, ">", where)
+    below = ctx.vars.compare(lo - target, ">", where, f"head {hs.table.name}")
+    above = ctx.vars.compare(target - hi, ">", where, f"head {hs.table.name}")
     for pos, cond in ((lo, below), (hi, above), (target, ~below & ~above)):
         for vec, pred in _read_at(ctx, hs, c, pos):
             _add(out, vec, nonempty & cond & pred)
@@ -674,9 +675,9 @@ def _ffn(ctx: Ctx, block: Block, x: SymVec, pred: Function, where: Where) -> lis
     pre = x.apply(lambda t: block.ffn_in(t, bias=False), d_ff).add_const(bias)
     units = pre.components()
     conds: dict[Poly, Function] = {}
-    for u in units:
+    for k, u in enumerate(units):
         if not u.is_const() and u not in conds:
-            conds[u] = ctx.vars.compare(u, ">", where)
+            conds[u] = ctx.vars.compare(u, ">", where, f"{ctx.name} feed-forward unit {k}")
     Path = tuple[dict[Poly, bool], Function, list]
     frontier: list[Path] = [({}, pred, [])]
     for key, u in conds.items():  # breadth first, pruning empty and integer-infeasible paths
@@ -785,7 +786,8 @@ def _readout(table: CountingTable) -> list[tuple[str, str, Function]]:
         u = p.false
         for y, q in zip(ys, final.predicates):
             poly = y.component(k) - Poly.const(Fraction(float(acc.threshold)))
-            u = u | (q & table.vars.compare(poly, ">", Where.of(p, q)))
+            site = f"the readout of {names[k]}"
+            u = u | (q & table.vars.compare(poly, ">", Where.of(p, q), site))
         out.append((names[k], f"y[{k}] > {acc.threshold:g}", u))
     return out
 

@@ -142,13 +142,13 @@ def unsupported(model: Transformer) -> str | None:
             where = f"blocks.{ell}.attn.{h}"
             if w is Weighting.SOFTMAX:
                 return (
-                    f"head {where} is a softmax head: decompile reads unique-hard heads "
-                    "(leftmost, rightmost); --harden decompiles the hardened model"
+                    f"head {where} is a softmax head: decompile reads unique-hard (leftmost, "
+                    "rightmost) and average-hard heads; --harden decompiles the hardened model"
                 )
             if w is Weighting.AVERAGE:
                 return (
                     f"head {where} is an average-hard head: it averages over positions, so its "
-                    "output takes unboundedly many values (counting terms are not decompiled)"
+                    "output takes unboundedly many values (hardsoft.classes.counting reads it)"
                 )
     for name in model.spec.position_features:
         if parse_feature(name).cases is None:

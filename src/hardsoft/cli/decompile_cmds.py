@@ -13,7 +13,9 @@ from hardsoft.cli.common import int_option, output_file_option, path_argument, p
 
 @app.command("decompile")
 def decompile_cmd(
-    model_path: Path = path_argument("MODEL", "A model file with unique-hard heads."),
+    model_path: Path = path_argument(
+        "MODEL", "A model file with unique-hard and/or average-hard heads."
+    ),
     out: Path = output_file_option(
         required=False,
         help="Write the formulas: one per line (a .json name writes the whole report).",
@@ -33,15 +35,18 @@ def decompile_cmd(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Decompile a unique-hard transformer into one formula per output, exact at every length.
+    """Decompile a hard-attention transformer into one formula per output, exact at every length.
 
     Exact class propagation (Yang, Chiang & Angluin 2024): the residual vectors a position can
     carry form finitely many classes, each with a formula; a leftmost/rightmost head becomes
-    an S/U/P/F/E/Y/X formula over them, and the readout a disjunction. The formulas (hardsoft's
-    logic syntax: `hardsoft eval`, `compile`, `check --formula` read them) are then checked
-    against the model on every word up to --verify-n and on random words. Average-hard and
-    softmax heads (without --harden) and unbounded position features are refused. See
-    docs/decompile.md."""
+    an S/U/P/F/E/Y/X formula over them, and the readout a disjunction. Average-hard heads and
+    unbounded position features (1/i, i/n, ...) give counting terms: classes whose vectors
+    are polynomials in i, n and counts #<[phi], #>[phi], and feed-forward signs and readout
+    thresholds that are linear count comparisons (LTL[C,+], Yang, Strobl, Chiang & Angluin,
+    TACL 2026). The formulas (hardsoft's logic syntax: `hardsoft eval`, `compile`,
+    `check --formula` read them) are then checked against the model on every word up to
+    --verify-n and on random words. Softmax heads (without --harden), layer norm on counting
+    models and non-linear count comparisons are refused with one line. See docs/decompile.md."""
     from hardsoft.decompile import decompile
     from hardsoft.logic.syntax import to_text
     from hardsoft.model import load_model
@@ -89,6 +94,9 @@ def _print(info: dict, hardened: bool) -> None:
     )
     if "first_mismatch" in v:
         print(f"first mismatch: {v['first_mismatch']!r}")
-    print("exact at every length: class propagation (see docs/decompile.md)")
+    how = "class propagation"
+    if info.get("method") == "counting":
+        how = "symbolic class propagation with counting terms"
+    print(f"exact at every length: {how} (see docs/decompile.md)")
     if "path" in info:
         print(f"wrote {info['path']}")
