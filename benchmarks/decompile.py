@@ -1,5 +1,7 @@
 """Benchmark of ``hardsoft decompile``: time, classes per layer and formula size for compiled
-formulas (both mask modes) and random unique-hard models of 1–3 layers.
+formulas (both mask modes), random unique-hard models of 1–3 layers, the named counting formulas
+compiled with ``--target hard`` (both mask modes) and random counting models (average-hard heads,
+unbounded position features). The method column says which decompiler ran (finite / counting).
 
     python benchmarks/decompile.py [--out benchmarks/results/decompile.md]
 
@@ -17,7 +19,8 @@ from pathlib import Path
 
 from hardsoft.compile import compile_formula
 from hardsoft.decompile import decompile
-from hardsoft.experiments.decompile_roundtrip import random_decompile_model
+from hardsoft.experiments.decompile_roundtrip import random_counting_model, random_decompile_model
+from hardsoft.logic import FORMULAS as NAMED
 from hardsoft.logic.syntax import size
 
 from _common import environment
@@ -36,6 +39,8 @@ RANDOM = [  # (weighting, mask, layers); heads as in the experiment: 2 per layer
     ("rightmost", "future", 3),
     ("leftmost", "strict-future", 3),
 ]
+COUNTING = ["majority", "parity-mod", "parity-count", "anbn", "dyck1"]  # named, in hardsoft.logic
+COUNTING_MASKS = ["future", "past", "none"]  # random counting models, seed 31 each
 
 
 def _row(label: str, model) -> str:
@@ -46,7 +51,8 @@ def _row(label: str, model) -> str:
     v = decompile(model, verify_n=8, random_words=200)
     t_all = time.perf_counter() - start
     return (
-        f"| {label} | {d.classes} | {size(d.formulas[0])} | {t_dec:.2f} | "
+        f"| {label} | {d.to_dict()['method']} | {d.classes} | {size(d.formulas[0])} | "
+        f"{t_dec:.2f} | "
         f"{t_all - t_dec:.2f} | {v.verified['mismatches']} / {v.verified['positions']:,} |"
     )
 
@@ -63,9 +69,9 @@ def main() -> None:
         "| " + " | ".join(f"{k}: {v}" for k, v in environment("cpu").items()) + " |",
         f"load average: {os.getloadavg()[0]:.1f}",
         "",
-        "| model | classes per layer | formula size | decompile s | verification s (approx.) "
-        "| mismatches / positions |",
-        "|---|---|---|---|---|---|",
+        "| model | method | classes per layer | formula size | decompile s "
+        "| verification s (approx.) | mismatches / positions |",
+        "|---|---|---|---|---|---|---|",
     ]
     for text, alphabet in FORMULAS:
         for masks in ("strict", "nonstrict"):
@@ -76,6 +82,17 @@ def main() -> None:
         model = random_decompile_model(weighting, mask, layers, seed=31)
         heads = len(model.spec.layers[0].heads)
         lines.append(_row(f"random {weighting} {mask}, {layers} layers x {heads} heads", model))
+        print(lines[-1], flush=True)
+    for name in COUNTING:
+        entry = NAMED[name]
+        for masks in ("strict", "nonstrict"):
+            model = compile_formula(entry.text, alphabet=entry.alphabet, target="hard", masks=masks)
+            lines.append(_row(f"compiled {name} `{entry.text}` ({masks})", model))
+            print(lines[-1], flush=True)
+    for mask in COUNTING_MASKS:
+        model = random_counting_model(mask, seed=31)
+        layers, heads = len(model.spec.layers), len(model.spec.layers[0].heads)
+        lines.append(_row(f"random counting {mask}, {layers} layer x {heads} heads", model))
         print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"
     print(text)
