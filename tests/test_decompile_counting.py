@@ -233,3 +233,15 @@ def test_unbounded_features_without_monomials_have_no_terms() -> None:
 
     for name in ("i//s", "i%s", "learned:8", "sinusoidal:4", "i//s*1/i"):
         assert parse_feature(name).terms is None
+
+
+def test_hardsoft_decompile_stays_callable() -> None:
+    """The package and the function share the name: calling it twice, or after importing a
+    submodule, still decompiles."""
+    import hardsoft
+    import hardsoft.decompile.decompiler  # noqa: F401
+
+    model = compile_formula("'a' & !P 'b'", alphabet="ab", target="hard")
+    first = hardsoft.decompile(model, verify_n=2, random_words=0)
+    again = hardsoft.decompile(model, verify_n=2, random_words=0)
+    assert to_text(first.formulas[0]) == to_text(again.formulas[0]) == "'a' & !P 'b'"
