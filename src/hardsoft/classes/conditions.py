@@ -47,6 +47,9 @@ NUMERIC_LIMIT = 2**24
 """Linear and integer programs are trusted only on atoms whose integer coefficients are at most
 this large (the solvers work in floating point with tolerances near 1e-9); larger atoms are
 neither folded nor related (weights that are not short binary fractions give such atoms)."""
+RELATE_BUDGET = 400
+"""About this many integer programs at most per :meth:`Vars.relate` (facts only shorten the
+formulas; compiled models need a few dozen)."""
 RELATE_LIMIT = 16
 """Groups of more atoms than this are not related (the walk may visit 2^size assignments)."""
 
@@ -96,6 +99,7 @@ class Vars:
         self._thresholds: dict[tuple, list[int]] = {}
         self._decided: dict[tuple, tuple[float | None, float | None]] = {}
         self._residues: dict[tuple, dict[int, Formula]] = {}
+        self._budget = RELATE_BUDGET
         self.linear: dict[Formula, Literal] = {}
         """Each comparison atom ``L >= k`` as ``("geq", L, k)`` and each ``MOD(m, r)(L)`` as
         ``("mod", L, (m, r))`` (``L``: integer coefficients of variables)."""
@@ -349,6 +353,7 @@ class Vars:
         atoms are left alone. Returns the number of facts added."""
         p = self.preds
         added = 0
+        self._budget = RELATE_BUDGET
         first, last = p.atom(First()), p.atom(Last())
         flag = {True: (first, last), False: (~first, ~last)}
         edges = [(Where(), p.true)]
@@ -419,6 +424,9 @@ class Vars:
         literals: list[tuple[Literal, bool]],
         cube: Function,
     ) -> int:
+        self._budget -= 1
+        if self._budget < 0:
+            return 0
         if literals and not self._feasible(literals, where):
             self._assume_core(group, literals, where, edge)
             return 1
@@ -444,6 +452,9 @@ class Vars:
         short fact helps more."""
         keep = list(range(len(literals)))
         for x in reversed(range(len(literals) - 1)):  # the last literal made it infeasible
+            self._budget -= 1
+            if self._budget < 0:  # a longer fact is still a fact
+                break
             trial = [y for y in keep if y != x]
             if not self._feasible([literals[y] for y in trial], where):
                 keep = trial
