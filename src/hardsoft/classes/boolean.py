@@ -85,6 +85,10 @@ class Predicates:
         self._temporal: dict[str, list[tuple[str, Function, Function]]] = {}
         self._formula_memo: dict[Any, Formula] = {}
         self._isop_memo: dict[tuple[Any, Any], tuple[list[Cube], Function]] = {}
+        self.global_vars: set[str] = set()
+        """Atoms whose value is the same at every position of a word (``MOD(2, 0)(n)``,
+        ``n > 4``): temporal operators are split on them (``X (last & G)`` is
+        ``G & X last``)."""
 
     # ------------------------------------------------------------------ atoms and facts
     @property
@@ -155,8 +159,25 @@ class Predicates:
         return None
 
     # ------------------------------------------------------------------ temporal atoms
+    def mark_global(self, formula: Formula) -> None:
+        """Declare the atom ``formula`` the same at every position (see :attr:`global_vars`)."""
+        self.atom(formula)
+        self.global_vars.add(self.var_of[formula])
+
+    def _global_in(self, *args: Function) -> str | None:
+        for arg in args:
+            for var in self.bdd.support(arg):
+                if var in self.global_vars:
+                    return str(var)
+        return None
+
     def unary(self, op: str, arg: Function) -> Function:
         """``op arg`` for op in Y X P F E, with constant folding and its facts recorded."""
+        g = self._global_in(arg)
+        if g is not None:  # op (G & a | !G & b) = G & op a | !G & op b
+            x = self.bdd.var(g)
+            on, off = self.bdd.let({g: True}, arg), self.bdd.let({g: False}, arg)
+            return (x & self.unary(op, on)) | (~x & self.unary(op, off))
         value = self.constant(arg)
         if value is False:
             return self.false
@@ -237,6 +258,12 @@ class Predicates:
 
     def binary(self, op: str, left: Function, right: Function) -> Function:
         """``left S right`` or ``left U right`` (strict), with constant folding."""
+        g = self._global_in(left, right)
+        if g is not None:
+            x = self.bdd.var(g)
+            on = self.binary(op, self.bdd.let({g: True}, left), self.bdd.let({g: True}, right))
+            off = self.binary(op, self.bdd.let({g: False}, left), self.bdd.let({g: False}, right))
+            return (x & on) | (~x & off)
         r = self.constant(right)
         if r is False:
             return self.false

@@ -215,6 +215,8 @@ class Vars:
         formula = comparison(coefs, k, self.term)
         known = formula in p.var_of
         u = p.atom(formula)
+        if all(v == "n" for v, _ in coefs):
+            p.mark_global(formula)
         if not known:
             self.linear[formula] = ("geq", coefs, k)
             others = self._thresholds.setdefault(coefs, [])
@@ -238,6 +240,8 @@ class Vars:
         formula = Mod(m, r, linear_term([(self.term(v), a) for v, a in coefs], 0))
         known = formula in self.preds.var_of
         u = self.preds.atom(formula)
+        if all(v == "n" for v, _ in coefs):
+            self.preds.mark_global(formula)
         if not known:
             self.linear[formula] = ("mod", coefs, (m, r))
             family = self._residues.setdefault((coefs, m), {})

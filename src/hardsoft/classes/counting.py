@@ -543,9 +543,10 @@ def _window_bounds(mask: Mask) -> tuple[Poly, Poly]:
     }[mask]
 
 
-def lookup_target(ctx: Ctx, hs: HeadSym, c: int) -> Poly:
+def lookup_target(ctx: Ctx, hs: HeadSym, c: int) -> Poly | None:
     """The position ``T`` a lookup head attends to at a query of class ``c`` (before clamping
-    to the window): the vertex of its score, a concave quadratic in the key position."""
+    to the window): the vertex of its score, a concave quadratic in the key position; None if
+    the score does not depend on the key position."""
     key_j = hs.keys[0].substitute("i", lambda e: Poly.var("j", e))
     s = score_poly(hs.queries[c], key_j, hs.scores)
     by_power: dict[int, dict[Mono, Fraction]] = {}
@@ -563,18 +564,20 @@ def lookup_target(ctx: Ctx, hs: HeadSym, c: int) -> Poly:
             return None
         return single
 
-    if powers == {1, 2}:  # A j^2 + B j with A < 0: the vertex j = -B / (2A)
+    if not powers:  # every position ties: the head's tie rule picks the window's end
+        return None
+    if 2 in powers and powers <= {1, 2}:  # A j^2 + B j with A < 0: the vertex j = -B / (2A)
         lead = positive_monomial(by_power[2], -1)
         if lead is None:
             raise Unsupported(f"head {name}: its score is not concave in the key position j")
         inv = Poly({tuple((v, -e) for v, e in lead[0]): -1 / (2 * lead[1])})
-        target = Poly(by_power[1]) * inv
-    elif powers == {-1, -2}:  # B/j + A/j^2 with B > 0: increasing below j = -2A/B, then falling
+        target = Poly(by_power.get(1, {})) * inv
+    elif -1 in powers and powers <= {-1, -2}:  # B/j + A/j^2, B > 0: rising below j = -2A/B
         lead = positive_monomial(by_power[-1], 1)
         if lead is None:
             raise Unsupported(f"head {name}: its score is not unimodal in the key position j")
         inv = Poly({tuple((v, -e) for v, e in lead[0]): -2 / lead[1]})
-        target = Poly(by_power[-2]) * inv
+        target = Poly(by_power.get(-2, {})) * inv
     else:
         raise Unsupported(
             f"head {name}: its score is not a quadratic in j or 1/j (powers of the key position "
@@ -596,6 +599,10 @@ def _lookup(ctx: Ctx, hs: HeadSym, c: int) -> list[Outcome]:
     where = ctx.where(c)
     target = lookup_target(ctx, hs, c)
     lo, hi = _window_bounds(mask)
+    if target is None:  # a tie over the window: its first (leftmost) or last position
+        target = (
+            lo - Poly.const(1) if hs.table.weighting is Weighting.LEFTMOST else hi + Poly.const(1)
+        )
     out: dict[bytes, Outcome] = {}
     empty = _empty_window(ctx, mask)
     nonempty = p.true
