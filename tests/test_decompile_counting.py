@@ -245,3 +245,12 @@ def test_hardsoft_decompile_stays_callable() -> None:
     first = hardsoft.decompile(model, verify_n=2, random_words=0)
     again = hardsoft.decompile(model, verify_n=2, random_words=0)
     assert to_text(first.formulas[0]) == to_text(again.formulas[0]) == "'a' & !P 'b'"
+
+
+def test_progress_reports_every_block() -> None:
+    model = compile_formula("#<['a'] > 2 * #<['b'] + 1", alphabet="ab", target="hard")
+    stages: list[str] = []
+    decompile(model, verify_n=2, random_words=0, progress=stages.append)
+    blocks = [s for s in stages if s.startswith("block ")]
+    assert len(blocks) == len(model.blocks) and blocks[0].startswith("block 1 of ")
+    assert stages[-1] == "checking the formulas against the model"

@@ -44,6 +44,7 @@ from hardsoft.classes.boolean import Function, Predicates, _is_position_atom
 from hardsoft.classes.conditions import PRE, SUF, Vars, Where
 from hardsoft.classes.propagation import (
     HeadTable,
+    Progress,
     _exists,
     _moduli_of,
     _nearest,
@@ -751,7 +752,9 @@ def block_classes(
 # ---------------------------------------------------------------------------- the model
 
 
-def propagate_counting(model: Transformer, max_classes: int) -> CountingTable:
+def propagate_counting(
+    model: Transformer, max_classes: int, progress: Progress | None = None
+) -> CountingTable:
     """The symbolic classes of every layer of a counting ``model`` and, per output, the
     predicate where its declared readout holds (see the module docstring)."""
     reason = counting_unsupported(model)
@@ -764,10 +767,14 @@ def propagate_counting(model: Transformer, max_classes: int) -> CountingTable:
     vars_ = Vars(p)
     layers = [layer0(m64, p)]
     for ell, block in enumerate(m64.blocks):
+        if progress is not None:
+            progress(f"block {ell + 1} of {len(m64.blocks)} ({len(layers[-1])} classes)")
         last = ell == len(m64.blocks) - 1
         layers.append(block_classes(p, vars_, block, layers[-1], ell, max_classes, last))
     table = CountingTable(m64, p, vars_, layers)
     table.outputs = _readout(table)
+    if progress is not None:
+        progress(f"relating {len(vars_.linear)} count comparisons")
     vars_.relate([u for _, _, u in table.outputs])
     return table
 

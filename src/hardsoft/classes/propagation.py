@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import reduce
 from itertools import product
@@ -501,7 +502,13 @@ def float64_copy(model: Transformer) -> Transformer:
     return m64
 
 
-def propagate(model: Transformer, max_classes: int = DEFAULT_MAX_CLASSES) -> ClassTable:
+Progress = Callable[[str], None]
+"""Told what the propagation is doing (``"block 1 of 3 (12 classes)"``), for a progress line."""
+
+
+def propagate(
+    model: Transformer, max_classes: int = DEFAULT_MAX_CLASSES, progress: Progress | None = None
+) -> ClassTable:
     """The exact classes of every layer of a unique-hard ``model`` (see the module
     docstring); a HardsoftError names the first unsupported head or feature, or says the
     class count estimated before a block exceeds ``max_classes``."""
@@ -510,6 +517,8 @@ def propagate(model: Transformer, max_classes: int = DEFAULT_MAX_CLASSES) -> Cla
     p = Predicates()
     layers = [layer0(m64, p)]
     for ell, block in enumerate(m64.blocks):
+        if progress is not None:
+            progress(f"block {ell + 1} of {len(m64.blocks)} ({len(layers[-1])} classes)")
         last = ell == len(m64.blocks) - 1
         layers.append(_block(p, block, layers[-1], ell, max_classes, last))
     with torch.no_grad():

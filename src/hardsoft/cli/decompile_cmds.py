@@ -8,7 +8,13 @@ from pathlib import Path
 import typer
 
 from hardsoft.cli import app
-from hardsoft.cli.common import int_option, output_file_option, path_argument, print_json
+from hardsoft.cli.common import (
+    err_console,
+    int_option,
+    output_file_option,
+    path_argument,
+    print_json,
+)
 
 
 @app.command("decompile")
@@ -46,21 +52,31 @@ def decompile_cmd(
     TACL 2026). The formulas (hardsoft's logic syntax: `hardsoft eval`, `compile`,
     `check --formula` read them) are then checked against the model on every word up to
     --verify-n and on random words. Softmax heads (without --harden), layer norm on counting
-    models and non-linear count comparisons are refused with one line. See docs/decompile.md."""
+    models and non-linear count comparisons are refused with one line. On a terminal, without
+    --json, stderr shows the stage (block, writing, checking). See docs/decompile.md."""
     from hardsoft.decompile import decompile
     from hardsoft.logic.syntax import to_text
     from hardsoft.model import load_model
     from hardsoft.model.io import atomic_write
 
     model = load_model(model_path)
-    result = decompile(
-        model,
-        max_classes=max_classes,
-        verify_n=verify_n,
-        random_words=random_words,
-        random_max_n=random_max_n,
-        harden=harden,
-    )
+    status = err_console.status("decompiling", spinner="dots")
+    show = err_console.is_terminal and not as_json
+    if show:
+        status.start()
+    try:
+        result = decompile(
+            model,
+            max_classes=max_classes,
+            verify_n=verify_n,
+            random_words=random_words,
+            random_max_n=random_max_n,
+            harden=harden,
+            progress=(lambda stage: status.update(f"decompiling: {stage}")) if show else None,
+        )
+    finally:
+        if show:
+            status.stop()
     info = result.to_dict()
     if out is not None:
         if out.suffix == ".json":

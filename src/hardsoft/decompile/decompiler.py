@@ -16,6 +16,7 @@ from hardsoft.classes.counting import CountingTable, propagate_counting
 from hardsoft.classes.propagation import (
     DEFAULT_MAX_CLASSES,
     ClassTable,
+    Progress,
     check,
     propagate,
     unsupported,
@@ -201,13 +202,14 @@ def decompile(
     random_max_n: int = DEFAULT_RANDOM_MAX_N,
     harden: bool = False,
     seed: int = 0,
+    progress: Progress | None = None,
 ) -> Decompiled:
     """Decompile a unique-hard ``model`` into one formula per output (docs/decompile.md).
 
     ``harden`` first turns softmax heads into leftmost hard heads (the result then describes
     the hardened model). The formulas are checked against the model's forward pass on every
     word up to ``verify_n`` and ``random_words`` random words up to ``random_max_n``
-    (0 skips the check)."""
+    (0 skips the check). ``progress`` is told each stage (a block, rendering, the check)."""
     max_classes = validate.positive_int(max_classes, "max_classes")
     verify_n = validate.nonneg_int(verify_n, "verify_n")
     random_words = validate.nonneg_int(random_words, "random_words")
@@ -220,7 +222,9 @@ def decompile(
         model = harden_model(model, Weighting.LEFTMOST)
         hardened = True
     if is_counting(model):
-        counting = propagate_counting(model, max_classes)
+        counting = propagate_counting(model, max_classes, progress)
+        if progress is not None:
+            progress("writing the formulas")
         outputs = [
             Output(name, readout, counting.preds.render(pred))
             for name, readout, pred in counting.outputs
@@ -229,7 +233,9 @@ def decompile(
         result = Decompiled(outputs, counting, cert, hardened=hardened)
     else:
         check(model)
-        table = propagate(model, max_classes)
+        table = propagate(model, max_classes, progress)
+        if progress is not None:
+            progress("writing the formulas")
         outputs = []
         for name, readout, bits in _readouts(model, table):
             chosen = [p for p, b in zip(table.layers[-1].predicates, bits) if b]
@@ -241,6 +247,8 @@ def decompile(
             "softmax heads were hardened to leftmost hard heads first: the formulas describe "
             "the hardened model, not the softmax one"
         )
+    if progress is not None:
+        progress("checking the formulas against the model")
     result.verified = verify(model, result, verify_n, random_words, random_max_n, seed)
     result.seconds = time.perf_counter() - start
     return result
