@@ -586,7 +586,7 @@ def lookup_target(ctx: Ctx, hs: HeadSym, c: int) -> Poly | None:
         )
     target = ctx.vars.expand_inverses(target)
     for m, coef in target.terms.items():
-        if any(e < 0 for _, e in m) or sum(e for _, e in m) > 1 or coef.denominator != 1:
+        if any(e < 0 or v in ctx.vars.bases for v, e in m) or sum(e for _, e in m) > 1 or coef.denominator != 1:
             raise Unsupported(
                 f"head {name}: the position it looks up ({target!r}) is not an integer linear "
                 "term of counts"
