@@ -424,7 +424,7 @@ def run(ctx: Context) -> Result:
         f"average-hard heads, unbounded position features); G = F at every checked position "
         f"for {sum(1 for r in done if r['status'] == 'ok')} of them (evaluator mismatches: "
         f"{metrics['equiv_mismatches']}). Size ratio |G|/|F|: median "
-        f"{metrics['ratio_median'] if ratios else 'n/a'}, max {metrics['ratio_max']}; "
+        f"{_ratio(metrics['ratio_median'])}, max {_ratio(metrics['ratio_max'])}; "
         f"{metrics['within_4x']} of {len(done)} within 4x. {len(refused)} refused. Random "
         f"unique-hard models: {len(randoms)} decompiled, {metrics['random_mismatches']} "
         f"mismatches in {metrics['random_positions']:,} positions. Random counting models: "
@@ -433,6 +433,10 @@ def run(ctx: Context) -> Result:
         "positions."
     )
     return Result(metrics=metrics, figures=[fig.name], tables=tables, summary=summary)
+
+
+def _ratio(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
 
 
 def _plot(rows: list[dict[str, Any]], path: Any) -> None:
