@@ -44,12 +44,15 @@ from hardsoft.classes.boolean import Function, Predicates, _is_position_atom
 from hardsoft.classes.conditions import PRE, SUF, Vars, Where
 from hardsoft.classes.propagation import (
     HeadTable,
+    LayerClasses,
     Progress,
     _exists,
     _moduli_of,
     _nearest,
     _position_atoms,
+    declare_symbols,
     float64_copy,
+    merge_groups,
     to_bdd,
 )
 from hardsoft.errors import HardsoftError
@@ -70,19 +73,11 @@ class Unsupported(HardsoftError):
 
 
 @dataclass
-class SymClasses:
-    """The symbolic classes entering a block (or the final ones)."""
+class SymClasses(LayerClasses):
+    """The symbolic classes entering a block (or the final ones): ``vectors`` are
+    :class:`~.algebra.SymVec` (``union`` and ``domain`` as in :class:`LayerClasses`)."""
 
-    vectors: list[SymVec]
-    predicates: list[Function]
-    domain: Function | None = None
-
-    def union(self, preds: Predicates, members: list[int]) -> Function:
-        u = reduce(lambda a, b: a | b, (self.predicates[k] for k in members), preds.false)
-        return u if self.domain is None else preds.simplify(u, self.domain)
-
-    def __len__(self) -> int:
-        return len(self.predicates)
+    vectors: list[SymVec]  # type: ignore[assignment]
 
 
 @dataclass
@@ -139,7 +134,7 @@ def _monomial(a: int, b: int) -> Mono:
 def layer0(m64: Transformer, p: Predicates) -> SymClasses:
     """One class per (symbol, case of every position feature) that can occur."""
     features = [parse_feature(name) for name in m64.spec.position_features]
-    _declare_symbols(p, m64.spec.alphabet)
+    declare_symbols(p, m64.spec.alphabet)
     _position_atoms(p, _moduli_of([t for f in features for _, _, t in f.terms or ()]))
     p.mark_base()
     width = m64.spec.d_model
@@ -169,38 +164,12 @@ def layer0(m64: Transformer, p: Predicates) -> SymClasses:
     return merge(vectors, predicates, p)
 
 
-def _declare_symbols(p: Predicates, alphabet: tuple[str, ...]) -> None:
-    syms = [p.atom(Sym(a)) for a in alphabet]
-    exactly_one = p.false
-    for k in range(len(syms)):
-        cube = p.true
-        for j, u in enumerate(syms):
-            cube = cube & (u if j == k else ~u)
-        exactly_one = exactly_one | cube
-    p.assume(exactly_one, base=True)
-
-
 def merge(
     vectors: list[SymVec], predicates: list[Function], p: Predicates, simplify: bool = True
 ) -> SymClasses:
     """Merge equal vectors (predicates or-ed), drop predicates that never hold."""
-    groups: dict[bytes, int] = {}
-    out_vecs: list[SymVec] = []
-    out_preds: list[Function] = []
-    for vec, pred in zip(vectors, predicates):
-        if p.is_false(pred):
-            continue
-        key = vec.key()
-        if key in groups:
-            out_preds[groups[key]] = out_preds[groups[key]] | pred
-        else:
-            groups[key] = len(out_vecs)
-            out_vecs.append(vec)
-            out_preds.append(pred)
-    domain = reduce(lambda a, b: a | b, out_preds, p.false)
-    if simplify and len(out_preds) <= 200:
-        out_preds = [p.simplify(u, domain) for u in out_preds]
-    return SymClasses(out_vecs, out_preds, domain)
+    kept, preds, domain = merge_groups(vectors, [v.key() for v in vectors], predicates, p, simplify)
+    return SymClasses(kept, preds, domain=domain)
 
 
 # ---------------------------------------------------------------------------- context
@@ -586,7 +555,11 @@ def lookup_target(ctx: Ctx, hs: HeadSym, c: int) -> Poly | None:
         )
     target = ctx.vars.expand_inverses(target)
     for m, coef in target.terms.items():
-        if any(e < 0 or v in ctx.vars.bases for v, e in m) or sum(e for _, e in m) > 1 or coef.denominator != 1:
+        if (
+            any(e < 0 or v in ctx.vars.bases for v, e in m)
+            or sum(e for _, e in m) > 1
+            or coef.denominator != 1
+        ):
             raise Unsupported(
                 f"head {name}: the position it looks up ({target!r}) is not an integer linear "
                 "term of counts"

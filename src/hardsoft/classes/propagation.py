@@ -51,6 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import reduce
 from itertools import product
+from typing import Any
 
 import numpy as np
 import torch
@@ -222,14 +223,7 @@ def layer0(m64: Transformer, preds: Predicates) -> LayerClasses:
     features = [parse_feature(name) for name in m64.spec.position_features]
     moduli = _moduli(features)
     alphabet = m64.spec.alphabet
-    syms = [preds.atom(Sym(a)) for a in alphabet]
-    exactly_one = preds.false
-    for k in range(len(syms)):
-        cube = preds.true
-        for j, u in enumerate(syms):
-            cube = cube & (u if j == k else ~u)
-        exactly_one = exactly_one | cube
-    preds.assume(exactly_one, base=True)
+    syms = declare_symbols(preds, alphabet)
     _position_atoms(preds, moduli)
     preds.mark_base()
     period = reduce(math.lcm, moduli, 1)
@@ -268,30 +262,57 @@ SIMPLIFY_LIMIT = 200
 the time goes to simplification that only affects how the formulas read)."""
 
 
-def _merge(
-    vectors: np.ndarray, predicates: list[Function], preds: Predicates, simplify: bool = True
-) -> LayerClasses:
-    """Merge equal vectors (their predicates or-ed); drop predicates that never hold;
-    simplify the predicates on the layer's domain (``simplify``, for intermediate layers)."""
+def merge_groups(
+    items: list[Any],
+    keys: list[bytes],
+    predicates: list[Function],
+    preds: Predicates,
+    simplify: bool = True,
+) -> tuple[list[Any], list[Function], Function]:
+    """Merge items with equal keys (their predicates or-ed), drop predicates that never hold,
+    simplify the predicates on their disjunction, the layer's domain (``simplify``, for
+    intermediate layers). Returns (items, predicates, domain)."""
     groups: dict[bytes, int] = {}
-    out_vecs: list[np.ndarray] = []
+    out_items: list[Any] = []
     out_preds: list[Function] = []
-    for vec, pred in zip(vectors, predicates):
+    for item, key, pred in zip(items, keys, predicates):
         if preds.is_false(pred):
             continue
-        vec = vec + 0.0  # -0.0 and 0.0 are one value
-        key = vec.tobytes()
         if key in groups:
             out_preds[groups[key]] = out_preds[groups[key]] | pred
         else:
-            groups[key] = len(out_vecs)
-            out_vecs.append(vec)
+            groups[key] = len(out_items)
+            out_items.append(item)
             out_preds.append(pred)
-    width = vectors.shape[1] if vectors.ndim == 2 else 0
-    stacked = np.stack(out_vecs) if out_vecs else np.zeros((0, width))
     domain = reduce(lambda a, b: a | b, out_preds, preds.false)
     if simplify and len(out_preds) <= SIMPLIFY_LIMIT:
         out_preds = [preds.simplify(u, domain) for u in out_preds]
+    return out_items, out_preds, domain
+
+
+def declare_symbols(preds: Predicates, alphabet: tuple[str, ...]) -> list[Function]:
+    """The symbol atoms, with the base fact that exactly one holds at each position."""
+    syms = [preds.atom(Sym(a)) for a in alphabet]
+    exactly_one = preds.false
+    for k in range(len(syms)):
+        cube = preds.true
+        for j, u in enumerate(syms):
+            cube = cube & (u if j == k else ~u)
+        exactly_one = exactly_one | cube
+    preds.assume(exactly_one, base=True)
+    return syms
+
+
+def _merge(
+    vectors: np.ndarray, predicates: list[Function], preds: Predicates, simplify: bool = True
+) -> LayerClasses:
+    """Merge equal vectors (their predicates or-ed); see :func:`merge_groups`."""
+    rows = [vec + 0.0 for vec in vectors]  # -0.0 and 0.0 are one value
+    kept, out_preds, domain = merge_groups(
+        rows, [r.tobytes() for r in rows], predicates, preds, simplify
+    )
+    width = vectors.shape[1] if vectors.ndim == 2 else 0
+    stacked = np.stack(kept) if kept else np.zeros((0, width))
     return LayerClasses(stacked, out_preds, domain=domain)
 
 
