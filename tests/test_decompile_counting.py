@@ -254,3 +254,102 @@ def test_progress_reports_every_block() -> None:
     blocks = [s for s in stages if s.startswith("block ")]
     assert len(blocks) == len(model.blocks) and blocks[0].startswith("block 1 of ")
     assert stages[-1] == "checking the formulas against the model"
+
+
+# ---------------------------------------------------------------------------- from an attack
+
+
+def _hand_model(layers, features, d_model, alphabet=("a", "b")):
+    from hardsoft.model.spec import LayerSpec, ModelSpec
+    from hardsoft.model.transformer import Transformer
+
+    spec = ModelSpec(
+        alphabet=alphabet,
+        d_model=d_model,
+        layers=tuple(LayerSpec(heads=(h,), d_ff=0) for h in layers),
+        position_features=features,
+        d_out=1,
+    )
+    return Transformer(spec, dtype=torch.float64)
+
+
+def _head(weighting: str, d_head: int):
+    from hardsoft.model.spec import HeadSpec, Mask, Weighting
+
+    return HeadSpec(
+        weighting=Weighting(weighting), mask=Mask.FUTURE, d_head=d_head, d_value=1, scale=False
+    )
+
+
+def test_lower_tiers_keep_their_ranking_condition() -> None:
+    """Three key groups: 'a' always on top, 'b' above 'c' iff n > 3 (the lower tiers' order
+    depends on n); the output reads "attends to b"."""
+    m = _hand_model([_head("average", 2)], ("1", "1/n"), 6, ("a", "b", "c"))
+    with torch.no_grad():
+        m.W_E[0, 0] = m.W_E[1, 1] = m.W_E[2, 2] = 1
+        m.W_pos[0, 3] = m.W_pos[1, 4] = 1
+        h = m.blocks[0].heads[0]
+        h.W_Q[3, 0], h.W_Q[4, 1] = 1, 3  # q = (1, 3/n)
+        h.W_K[0, 0] = h.W_K[0, 1] = 10
+        h.W_K[1, 0] = h.W_K[2, 1] = 1  # b scores 1, c scores 3/n
+        h.W_V[1, 0] = 1
+        h.W_O[0, 5] = 1
+        m.W_U[5, 0] = 1
+    d = decompile(m, verify_n=7, random_words=40, random_max_n=60)
+    assert d.verified["mismatches"] == 0 and d.agrees
+    assert agreement(m, d.formulas, ["bc", "bcc", "bbcc", "cbcb", "bcbcbc"])[1] == 0
+
+
+def test_lookup_of_a_count_elsewhere_is_refused() -> None:
+    """A lookup attending to j = i - 1 and reading #<['a']/j there: a count at another
+    position has no name in the logic."""
+    m = _hand_model([_head("average", 1), _head("leftmost", 2)], ("1", "i", "i^2"), 6)
+    with torch.no_grad():
+        m.W_E[0, 0] = 1
+        m.W_pos[0, 1] = m.W_pos[1, 2] = m.W_pos[2, 3] = 1
+        h = m.blocks[0].heads[0]
+        h.W_V[0, 0], h.W_O[0, 4] = 1, 1
+        h = m.blocks[1].heads[0]
+        h.W_Q[2, 0], h.W_Q[1, 0], h.W_Q[1, 1] = 2, -2, -1  # (2i - 2, -1)
+        h.W_K[2, 0], h.W_K[3, 1] = 1, 1  # (j, j^2)
+        h.W_V[4, 0], h.W_O[0, 5] = 1, 1
+        m.W_U[5, 0] = 1
+    with pytest.raises(HardsoftError, match="depends on counts at the looked-up position"):
+        decompile(m)
+
+
+def _tie_model():
+    m = _hand_model([_head("average", 1)], ("1",), 2)
+    with torch.no_grad():
+        m.W_pos[0, 0] = 1
+        m.blocks[0].heads[0].W_V[0, 0] = 0.1  # every value 0.1, so the average is 0.1
+        m.blocks[0].heads[0].W_O[0, 1] = 1
+        m.W_U[1, 0] = 5  # y = 0.5 = the threshold
+    return m
+
+
+def test_threshold_tie_is_flagged_and_the_cli_fails(tmp_path, monkeypatch, capsys) -> None:
+    import sys
+
+    from hardsoft.cli import main
+    from hardsoft.model import save_model
+
+    d = decompile(_tie_model())
+    assert d.ties == ["out0"] and d.agrees is False
+    assert any("readout threshold" in c for c in d.to_dict()["cautions"])
+    path = tmp_path / "tie.safetensors"
+    save_model(_tie_model(), path)
+    monkeypatch.setattr(sys, "argv", ["hardsoft", "decompile", str(path)])
+    with pytest.raises(SystemExit) as info:
+        main()
+    out = capsys.readouterr().out
+    assert info.value.code == 1
+    assert "exact at every length:" not in out and "caution: output(s) out0" in out
+
+
+def test_float32_counting_model_is_cautioned() -> None:
+    model = compile_formula("MOD(3, 1)(#<['a'])", alphabet="ab", target="hard")
+    assert not decompile(model, verify_n=0, random_words=0).to_dict()["cautions"]
+    d = decompile(model.to(torch.float32), verify_n=0, random_words=0)  # .to: in place
+    assert d.agrees is None
+    assert any("float32" in c for c in d.to_dict()["cautions"])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import reduce
 from itertools import product
 from typing import Any
@@ -160,13 +161,12 @@ class Vars:
         return self.counts[var].term()
 
     # ------------------------------------------------------------------ comparisons
-    def compare(self, poly: Poly, op: str, where: Where = Where(), site: str = "") -> Function:
-        """The predicate ``poly op 0`` (op ``>``, ``>=`` or ``=``), valid under ``where``;
-        ``site`` names the model part in a refusal."""
+    def linear_form(self, poly: Poly, where: Where, site: str = "") -> tuple[Any, int] | Fraction:
+        """``poly`` times a positive factor, as an integer linear form ``(coefs, c)`` meaning
+        ``Σ a_v v + c`` (with ``i = 1`` / ``i = n`` substituted where ``where`` knows them),
+        or its constant value; a one-line HardsoftError if it is not linear."""
         if poly.is_const():
-            v = poly.value()
-            holds = v > 0 if op == ">" else v >= 0 if op == ">=" else v == 0
-            return self.preds.true if holds else self.preds.false
+            return poly.value()
         poly = positive_multiplier(poly, self.bases)
         if where.first:  # i = 1 (and n = 1 if also last)
             poly = poly.rename("i", None)
@@ -174,18 +174,36 @@ class Vars:
         elif where.last:  # i = n
             poly = poly.rename("i", "n")
         if poly.is_const():
-            return self.compare(poly, op)
+            return poly.value()
         lin = integer_linear(positive_multiplier(poly, self.bases))
         if lin is None:
             text = repr(poly)
             raise HardsoftError(
                 f"{site + ': ' if site else ''}a comparison that is not linear in the counts "
-                f"({text if len(text) < 80 else text[:77] + '...'} {op} 0): only linear "
+                f"({text if len(text) < 80 else text[:77] + '...'} > 0): only linear "
                 "comparisons of counts are decompiled"
             )
-        coefs, c = lin
-        if not coefs:
-            return self.compare(Poly.const(c), op)
+        return lin if lin[0] else Fraction(lin[1])
+
+    def can_equal(self, poly: Poly, where: Where) -> bool | None:
+        """Whether ``poly = 0`` at some integer point allowed by ``where`` (None: the numbers
+        are too large to ask the solver)."""
+        form = self.linear_form(poly, where)
+        if isinstance(form, Fraction):
+            return form == 0
+        coefs, c = form
+        if not _small(coefs, c):
+            return None
+        return self.feasible([(("geq", coefs, -c), True), (("geq", coefs, -c + 1), False)], where)
+
+    def compare(self, poly: Poly, op: str, where: Where = Where(), site: str = "") -> Function:
+        """The predicate ``poly op 0`` (op ``>``, ``>=`` or ``=``), valid under ``where``;
+        ``site`` names the model part in a refusal."""
+        form = self.linear_form(poly, where, site)
+        if isinstance(form, Fraction):
+            holds = form > 0 if op == ">" else form >= 0 if op == ">=" else form == 0
+            return self.preds.true if holds else self.preds.false
+        coefs, c = form
         if op == ">":
             return self.geq(coefs, -c + 1, where)
         if op == ">=":

@@ -90,6 +90,9 @@ class CountingTable:
     vars: Vars
     layers: list[SymClasses]
     outputs: list[tuple[str, str, Function]] = field(default_factory=list)
+    ties: list[str] = field(default_factory=list)
+    """Outputs whose value can sit exactly on the readout threshold at some position (exact
+    arithmetic says "not above"; the model's own rounding may say otherwise there)."""
 
     @property
     def counts(self) -> list[int]:
@@ -340,8 +343,8 @@ def _tiered(ctx: Ctx, hs: HeadSym, c: int) -> list[Outcome]:
                 break
             if weighting is Weighting.AVERAGE:
                 present = base & _exists(p, mask, tier)
-                for vec, cond in _average(ctx, hs, ks, c):
-                    _add(out, vec, present & cond)
+                for vec, share in _average(ctx, hs, ks, c):
+                    _add(out, vec, present & share)
             else:
                 _hard_tier(ctx, hs, ks, tier, higher, c, base, out)
             higher = higher | tier
@@ -600,6 +603,12 @@ def _read_at(ctx: Ctx, hs: HeadSym, c: int, pos: Poly) -> list[Outcome]:
     for k, v in enumerate(hs.values):
         by_value.setdefault(v.key(), []).append(k)
     groups = [(hs.values[ks[0]], ctx.classes.union(p, ks)) for ks in by_value.values()]
+    for vec, _ in groups:
+        if vec.variables() - {"i", "n"}:
+            raise Unsupported(
+                f"head {hs.table.name}: the value it looks up depends on counts at the "
+                "looked-up position, which the logic cannot name"
+            )
     atoms = [a for a in p.atom_of.values() if _is_position_atom(a)]
     found: dict[bytes, Outcome] = {}
     for values in product((False, True), repeat=len(atoms)):
@@ -774,7 +783,10 @@ def _readout(table: CountingTable) -> list[tuple[str, str, Function]]:
         for y, q in zip(ys, final.predicates):
             poly = y.component(k) - Poly.const(Fraction(float(acc.threshold)))
             site = f"the readout of {names[k]}"
-            u = u | (q & table.vars.compare(poly, ">", Where.of(p, q), site))
+            where = Where.of(p, q)
+            u = u | (q & table.vars.compare(poly, ">", where, site))
+            if names[k] not in table.ties and table.vars.can_equal(poly, where):
+                table.ties.append(names[k])
         out.append((names[k], f"y[{k}] > {acc.threshold:g}", u))
     return out
 

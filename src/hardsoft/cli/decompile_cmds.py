@@ -53,7 +53,9 @@ def decompile_cmd(
     `check --formula` read them) are then checked against the model on every word up to
     --verify-n and on random words. Softmax heads (without --harden), layer norm on counting
     models and non-linear count comparisons are refused with one line. On a terminal, without
-    --json, stderr shows the stage (block, writing, checking). See docs/decompile.md."""
+    --json, stderr shows the stage (block, writing, checking). Exit code 1 when the check
+    finds the model disagreeing with the formulas (its own rounding decides a tie or a
+    comparison differently; the output says so). See docs/decompile.md."""
     from hardsoft.decompile import decompile
     from hardsoft.logic.syntax import to_text
     from hardsoft.model import load_model
@@ -87,8 +89,10 @@ def decompile_cmd(
         info["path"] = str(out)
     if as_json:
         print_json(info)
-        return
-    _print(info, result.hardened)
+    else:
+        _print(info, result.hardened)
+    if result.agrees is False:  # the check against the model failed: not a success
+        raise typer.Exit(1)
 
 
 def _print(info: dict, hardened: bool) -> None:
@@ -103,16 +107,25 @@ def _print(info: dict, hardened: bool) -> None:
         print(f"{o['name']} ({o['readout']}):  {o['formula']}")
         print(f"  size {o['size']}, temporal depth {o['temporal_depth']}")
     v = info["verified"]
-    print(
-        f"verified: {v['mismatches']} mismatches in {v['positions']:,} positions of "
-        f"{v['strings']:,} words (all words up to n = {v['exhaustive_n']}, random up to "
-        f"n = {v['max_n']})"
-    )
+    if v["positions"]:
+        print(
+            f"verified: {v['mismatches']} mismatches in {v['positions']:,} positions of "
+            f"{v['strings']:,} words (all words up to n = {v['exhaustive_n']}, random up to "
+            f"n = {v['max_n']})"
+        )
+    else:
+        print("verified: not checked against the model (--verify-n 0, --random-words 0)")
     if "first_mismatch" in v:
         print(f"first mismatch: {v['first_mismatch']!r}")
     how = "class propagation"
     if info.get("method") == "counting":
         how = "symbolic class propagation with counting terms"
-    print(f"exact at every length: {how} (see docs/decompile.md)")
+    if info.get("agrees") is False:
+        print(f"exact at every length for the class vectors as computed here ({how}), not")
+        print("for this model's forward pass, which the check above contradicts")
+    else:
+        print(f"exact at every length: {how} (see docs/decompile.md)")
+    for caution in info.get("cautions", []):
+        print(f"caution: {caution}")
     if "path" in info:
         print(f"wrote {info['path']}")

@@ -64,10 +64,26 @@ class Decompiled:
     verified: dict[str, Any] = field(default_factory=dict)
     hardened: bool = False
     seconds: float = 0.0
+    ties: list[str] = field(default_factory=list)
+    """Outputs that can sit exactly on the readout threshold (see :func:`cautions`)."""
 
     @property
     def formulas(self) -> list[Formula]:
         return [o.formula for o in self.outputs]
+
+    @property
+    def method(self) -> str:
+        """``counting`` (symbolic classes with counts) or ``finite`` (finitely many vectors)."""
+        return "counting" if isinstance(self.table, CountingTable) else "finite"
+
+    @property
+    def agrees(self) -> bool | None:
+        """Whether the check on words found the formulas equal to the model (None: no word
+        was checked). False means the model's own arithmetic decides some positions
+        differently from the exact computation (see :func:`cautions`)."""
+        if not self.verified.get("positions"):
+            return None
+        return self.verified["mismatches"] == 0
 
     @property
     def classes(self) -> list[int]:
@@ -79,7 +95,7 @@ class Decompiled:
         return {
             "outputs": [o.to_dict() for o in self.outputs],
             "classes": self.classes,
-            "method": "counting" if isinstance(self.table, CountingTable) else "finite",
+            "method": self.method,
             "model": {
                 "layers": len(spec.layers),
                 "heads": sum(len(layer.heads) for layer in spec.layers),
@@ -90,6 +106,8 @@ class Decompiled:
             "hardened": self.hardened,
             "certificate": self.certificate,
             "verified": self.verified,
+            "agrees": self.agrees,
+            "cautions": cautions(self),
             "seconds": round(self.seconds, 3),
         }
 
@@ -109,6 +127,17 @@ def _readouts(model: Transformer, table: ClassTable) -> list[tuple[str, str, np.
     return [
         (names[k], f"y[{k}] > {acc.threshold:g}", y[:, k] > acc.threshold)
         for k in range(model.spec.d_out)
+    ]
+
+
+def threshold_ties(model: Transformer, table: ClassTable) -> list[str]:
+    """Outputs of a finite model with a class exactly on the readout threshold."""
+    acc = acceptance_of(model)
+    if acc.kind == "eos":
+        return []
+    names = list(model.spec.output_names) or [f"out{k}" for k in range(model.spec.d_out)]
+    return [
+        names[k] for k in range(model.spec.d_out) if (table.outputs[:, k] == acc.threshold).any()
     ]
 
 
@@ -140,6 +169,33 @@ def certificate(model: Transformer, table: ClassTable) -> dict[str, Any]:
         "may round differently in the last bit (see 'verified')",
         "classes_per_layer": table.counts,
     }
+
+
+def cautions(result: Decompiled) -> list[str]:
+    """What limits the claim for this model: mismatches found by the check, outputs on the
+    readout threshold, a model that does not run in float64."""
+    out = []
+    v = result.verified
+    if v.get("mismatches"):
+        out.append(
+            f"the model disagrees with the formulas at {v['mismatches']:,} of "
+            f"{v['positions']:,} checked positions (first: {v.get('first_mismatch')!r}): its "
+            "own floating-point rounding decides comparisons that the computation here (its "
+            "linear maps in float64 on each class, compared exactly) puts on a tie or on the "
+            "other side, so the formulas describe that computation, not its forward pass"
+        )
+    if result.ties:
+        out.append(
+            f"output(s) {', '.join(result.ties)} can sit exactly on the readout threshold: "
+            "the formulas say 'not above' there, and the model's rounding may say otherwise"
+        )
+    dtype = result.certificate.get("model_dtype", "torch.float64")
+    if dtype != "torch.float64" and result.method == "counting":
+        out.append(
+            f"the model runs in {dtype}: at long inputs its rounding of counts can differ "
+            "from these exact formulas (the float horizon, docs/model.md)"
+        )
+    return out
 
 
 def counting_certificate(model: Transformer, table: CountingTable) -> dict[str, Any]:
@@ -231,6 +287,7 @@ def decompile(
         ]
         cert = counting_certificate(model, counting)
         result = Decompiled(outputs, counting, cert, hardened=hardened)
+        result.ties = list(counting.ties)
     else:
         check(model)
         table = propagate(model, max_classes, progress)
@@ -242,11 +299,13 @@ def decompile(
             pred: Function = reduce(lambda a, b: a | b, chosen, table.preds.false)
             outputs.append(Output(name, readout, table.preds.render(pred)))
         result = Decompiled(outputs, table, certificate(model, table), hardened=hardened)
+        result.ties = threshold_ties(model, table)
     if hardened:
         result.certificate["hardened"] = (
             "softmax heads were hardened to leftmost hard heads first: the formulas describe "
             "the hardened model, not the softmax one"
         )
+    result.certificate["model_dtype"] = str(next(model.parameters()).dtype)
     if progress is not None:
         progress("checking the formulas against the model")
     result.verified = verify(model, result, verify_n, random_words, random_max_n, seed)
