@@ -50,8 +50,9 @@ def _row(label: str, model) -> str:
     start = time.perf_counter()
     v = decompile(model, verify_n=8, random_words=200)
     t_all = time.perf_counter() - start
+    cell = label.replace("|", "\\|")  # a | inside a Markdown table cell
     return (
-        f"| {label.replace('|', chr(92) + '|')} | {d.to_dict()['method']} | {d.classes} | {size(d.formulas[0])} | "
+        f"| {cell} | {d.to_dict()['method']} | {d.classes} | {size(d.formulas[0])} | "
         f"{t_dec:.2f} | "
         f"{t_all - t_dec:.2f} | {v.verified['mismatches']} / {v.verified['positions']:,} |"
     )
