@@ -178,7 +178,7 @@ def test_relate_finds_implications_between_comparisons() -> None:
     assert p.is_false(odd & ~positive)  # an odd count is at least 1
 
 
-def test_somewhere_of_position_atoms_is_folded() -> None:
+def test_temporal_operators_of_position_atoms_are_folded() -> None:
     p = Predicates()
     first, last = p.atom(First()), p.atom(Last())
     even = p.atom(Mod(2, 0, Position()))
@@ -187,6 +187,11 @@ def test_somewhere_of_position_atoms_is_folded() -> None:
     some_even = p.unary("E", even)
     assert p.equal(some_even, ~(first & last))  # an even position exists iff n >= 2
     assert p.equal(p.unary("E", odd), p.true)
+    assert p.equal(p.unary("P", first), ~first)
+    assert p.equal(p.unary("F", last), ~last)
+    assert p.equal(p.unary("E", p.unary("F", last)), ~(first & last))
+    assert p.equal(p.unary("P", odd), ~first)  # position 1 is odd
+    assert p.unary("F", even & last) not in (p.true, p.false)  # depends on n: kept as an atom
 
 
 @pytest.mark.parametrize(

@@ -189,8 +189,8 @@ class Predicates:
             absorbed = self._absorb(op, arg)
             if absorbed is not None:
                 return absorbed
-        if op == "E":
-            folded = self._somewhere_position(arg)
+        if op in "EPF":
+            folded = self._position_fold(op, arg)
             if folded is not None:
                 return folded
         formula = _UNARY[op](self.formula(arg))
@@ -216,24 +216,37 @@ class Predicates:
                 values[var] = i % a.modulus == a.residue
         return bool(self.bdd.let(values, u) == self.bdd.true)
 
-    def _somewhere_position(self, arg: Function) -> Function | None:
-        """``E arg`` for ``arg`` over position atoms alone, when it is a function of whether
-        n = 1 (``first & last``): ``arg`` is periodic in i with period p away from the ends,
-        so lengths 2..2p+3 show every length >= 2."""
+    def _position_fold(self, op: str, arg: Function) -> Function | None:
+        """``E``, ``P`` or ``F`` of an ``arg`` over position atoms alone, as position atoms,
+        when it is constant away from one end: ``E arg`` a function of whether n = 1,
+        ``P arg`` false at ``first`` and constant after, ``F arg`` false at ``last`` and
+        constant before. ``arg`` is periodic in i with period p away from the ends, so the
+        value depends on residues and on window lengths up to p + 1: lengths up to 2p + 3
+        show every case."""
         atoms = [self.atom_of[v] for v in self.bdd.support(arg)]
         if not atoms or not all(_is_position_atom(a) for a in atoms):
             return None
         period = math.lcm(*(a.modulus for a in atoms if isinstance(a, Mod)))
-        longer = {
-            any(self.position_value(arg, i, i == 1, i == n) for i in range(1, n + 1))
-            for n in range(2, 2 * period + 4)
-        }
-        if len(longer) != 1:
+        lengths = range(2, 2 * period + 4)
+
+        def at(j: int, n: int) -> bool:
+            return self.position_value(arg, j, j == 1, j == n)
+
+        if op == "E":
+            seen = {any(at(j, n) for j in range(1, n + 1)) for n in lengths}
+            edge, at_edge = self.atom(First()) & self.atom(Last()), at(1, 1)
+        elif op == "P":
+            seen = {any(at(j, n) for j in range(1, i)) for n in lengths for i in range(2, n + 1)}
+            edge, at_edge = self.atom(First()), False
+        else:
+            seen = {
+                any(at(j, n) for j in range(i + 1, n + 1)) for n in lengths for i in range(1, n)
+            }
+            edge, at_edge = self.atom(Last()), False
+        if len(seen) != 1:
             return None
-        single = self.atom(First()) & self.atom(Last())
-        at_one = self.true if self.position_value(arg, 1, True, True) else self.false
-        rest = self.true if longer.pop() else self.false
-        return (single & at_one) | (~single & rest)
+        rest = self.true if seen.pop() else self.false
+        return (edge & (self.true if at_edge else self.false)) | (~edge & rest)
 
     def _absorb(self, op: str, arg: Function) -> Function | None:
         """``Y`` of a non-strict past operator is the strict one: ``Y (x | P x) = P x`` and

@@ -413,15 +413,22 @@ class Vars:
         return {p.atom_of[v] for v in seen}
 
     def _groups(self, used: set[Formula]) -> list[list[Formula]]:
-        """The atoms in ``used``, grouped by the counts they share (connected components)."""
+        """The atoms in ``used``, grouped by the counts they share (connected components);
+        atoms over ``i`` and ``n`` alone (``MOD(2, 0)(i)``, ``MOD(2, 1)(n)``, ``i + 1 >= n``)
+        join every group, after its own atoms."""
+        for atom in used:  # the position residues take part as MOD literals of i
+            if isinstance(atom, Mod) and atom.term == Position() and atom not in self.linear:
+                self.linear[atom] = ("mod", (("i", 1),), (atom.modulus, atom.residue))
         atoms = [
             a
             for a in self.linear
             if a in used
             and _small(self.linear[a][1], self.linear[a][2] if self.linear[a][0] == "geq" else 0)
         ]
-        counts = [{v for v, _ in self.linear[a][1]} - {"i", "n"} for a in atoms]
-        parent = list(range(len(atoms)))
+        counts = {a: {v for v, _ in self.linear[a][1]} - {"i", "n"} for a in atoms}
+        shared = [a for a in atoms if not counts[a]]
+        counted = [a for a in atoms if counts[a]]
+        parent = list(range(len(counted)))
 
         def find(x: int) -> int:
             while parent[x] != x:
@@ -429,14 +436,16 @@ class Vars:
                 x = parent[x]
             return x
 
-        for x in range(len(atoms)):
+        for x in range(len(counted)):
             for y in range(x):
-                if counts[x] & counts[y] or not counts[x] or not counts[y]:
+                if counts[counted[x]] & counts[counted[y]]:
                     parent[find(x)] = find(y)
         groups: dict[int, list[Formula]] = {}
-        for x, a in enumerate(atoms):
+        for x, a in enumerate(counted):
             groups.setdefault(find(x), []).append(a)
-        return list(groups.values())
+        if not groups:
+            return [shared] if shared else []
+        return [group + shared for group in groups.values()]
 
     def _walk(
         self,
