@@ -13,6 +13,7 @@ import torch
 from hardsoft.classes.algebra import Poly, integer_linear, positive_multiplier
 from hardsoft.classes.boolean import Predicates
 from hardsoft.classes.conditions import Vars, Where
+from hardsoft.classes.relations import relate
 from hardsoft.compile import compile_formula
 from hardsoft.decompile import decompile
 from hardsoft.decompile.decompiler import (
@@ -174,7 +175,7 @@ def test_relate_finds_implications_between_comparisons() -> None:
     odd = vars_.mod(2, 1, c)
     positive = vars_.compare(c, ">")
     assert not p.is_false(odd & ~positive)
-    vars_.relate([odd & positive])
+    relate(vars_, [odd & positive])
     assert p.is_false(odd & ~positive)  # an odd count is at least 1
 
 

@@ -48,11 +48,6 @@ NUMERIC_LIMIT = 2**24
 """Linear and integer programs are trusted only on atoms whose integer coefficients are at most
 this large (the solvers work in floating point with tolerances near 1e-9); larger atoms are
 neither folded nor related (weights that are not short binary fractions give such atoms)."""
-RELATE_BUDGET = 400
-"""About this many integer programs at most per :meth:`Vars.relate` (facts only shorten the
-formulas; compiled models need a few dozen)."""
-RELATE_LIMIT = 16
-"""Groups of more atoms than this are not related (the walk may visit 2^size assignments)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +95,6 @@ class Vars:
         self._thresholds: dict[tuple, list[int]] = {}
         self._decided: dict[tuple, tuple[float | None, float | None]] = {}
         self._residues: dict[tuple, dict[int, Formula]] = {}
-        self._budget = RELATE_BUDGET
         self.linear: dict[Formula, Literal] = {}
         """Each comparison atom ``L >= k`` as ``("geq", L, k)`` and each ``MOD(m, r)(L)`` as
         ``("mod", L, (m, r))`` (``L``: integer coefficients of variables)."""
@@ -192,7 +186,7 @@ class Vars:
         if isinstance(form, Fraction):
             return form == 0
         coefs, c = form
-        if not _small(coefs, c):
+        if not small_enough(coefs, c):
             return None
         return self.feasible([(("geq", coefs, -c), True), (("geq", coefs, -c + 1), False)], where)
 
@@ -292,7 +286,7 @@ class Vars:
     def decide(self, coefs: tuple[tuple[str, int], ...], k: int, where: Where) -> bool | None:
         """True/False if ``Σ a_v v >= k`` holds at every/no position allowed by ``where``
         (by the linear program of the module docstring), else None."""
-        if not _small(coefs, k):
+        if not small_enough(coefs, k):
             return None
         key = (coefs, where)
         if key not in self._decided:
@@ -363,139 +357,6 @@ class Vars:
                 if p.is_false(~ca.pred & ~cb.pred):
                     le({a: -1.0, b: -1.0, **w}, -wc)
 
-    # ------------------------------------------------------------------ relations
-    def relate(self, roots: list[Function], limit: int = RELATE_LIMIT) -> int:
-        """Record as facts the truth-value combinations of the comparison and MOD atoms that
-        no integer point of the polytope allows (at any position, and for each known value of
-        ``first`` and ``last``), so the BDDs can drop atoms implied by others.
-
-        A depth-first walk assigns the atoms of one group (atoms sharing counts) one at a
-        time and solves an integer program per partial assignment; an infeasible one becomes
-        the fact "not this cube", and its subtree is skipped. Groups of more than ``limit``
-        atoms are left alone. Returns the number of facts added."""
-        p = self.preds
-        added = 0
-        self._budget = RELATE_BUDGET
-        first, last = p.atom(First()), p.atom(Last())
-        flag = {True: (first, last), False: (~first, ~last)}
-        edges = [(Where(), p.true)]
-        for f, l in (
-            (True, None),
-            (None, True),
-            (True, True),
-            (True, False),
-            (False, True),
-            (False, False),
-        ):
-            edge = (flag[f][0] if f is not None else p.true) & (
-                flag[l][1] if l is not None else p.true
-            )
-            edges.append((Where(f, l), edge))
-        for group in self._groups(self._used(roots)):
-            if len(group) > limit:
-                continue
-            for where, edge in edges:
-                added += self._walk(group, where, edge, [], p.true)
-        return added
-
-    def _used(self, roots: list[Function]) -> set[Formula]:
-        """The atoms that ``roots`` depend on, also inside their temporal atoms."""
-        p = self.preds
-        seen: set[str] = set()
-        todo = [v for u in roots for v in p.bdd.support(u)]
-        while todo:
-            var = todo.pop()
-            if var in seen:
-                continue
-            seen.add(var)
-            for arg in p.defs.get(var, ("", ()))[1]:
-                todo.extend(p.bdd.support(arg))
-        return {p.atom_of[v] for v in seen}
-
-    def _groups(self, used: set[Formula]) -> list[list[Formula]]:
-        """The atoms in ``used``, grouped by the counts they share (connected components);
-        atoms over ``i`` and ``n`` alone (``MOD(2, 0)(i)``, ``MOD(2, 1)(n)``, ``i + 1 >= n``)
-        join every group, after its own atoms."""
-        for atom in used:  # the position residues take part as MOD literals of i
-            if isinstance(atom, Mod) and atom.term == Position() and atom not in self.linear:
-                self.linear[atom] = ("mod", (("i", 1),), (atom.modulus, atom.residue))
-        atoms = [
-            a
-            for a in self.linear
-            if a in used
-            and _small(self.linear[a][1], self.linear[a][2] if self.linear[a][0] == "geq" else 0)
-        ]
-        counts = {a: {v for v, _ in self.linear[a][1]} - {"i", "n"} for a in atoms}
-        shared = [a for a in atoms if not counts[a]]
-        counted = [a for a in atoms if counts[a]]
-        parent = list(range(len(counted)))
-
-        def find(x: int) -> int:
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        for x in range(len(counted)):
-            for y in range(x):
-                if counts[counted[x]] & counts[counted[y]]:
-                    parent[find(x)] = find(y)
-        groups: dict[int, list[Formula]] = {}
-        for x, a in enumerate(counted):
-            groups.setdefault(find(x), []).append(a)
-        if not groups:
-            return [shared] if shared else []
-        return [group + shared for group in groups.values()]
-
-    def _walk(
-        self,
-        group: list[Formula],
-        where: Where,
-        edge: Function,
-        literals: list[tuple[Literal, bool]],
-        cube: Function,
-    ) -> int:
-        self._budget -= 1
-        if self._budget < 0:
-            return 0
-        if literals and not self._feasible(literals, where):
-            self._assume_core(group, literals, where, edge)
-            return 1
-        if len(literals) == len(group):
-            return 0
-        atom = group[len(literals)]
-        u = self.preds.atom(atom)
-        lit = self.linear[atom]
-        return sum(
-            self._walk(group, where, edge, [*literals, (lit, value)], cube & (u if value else ~u))
-            for value in (True, False)
-        )
-
-    def _assume_core(
-        self,
-        group: list[Formula],
-        literals: list[tuple[Literal, bool]],
-        where: Where,
-        edge: Function,
-    ) -> None:
-        """Assume "not" of a minimal infeasible part of ``literals`` (the i-th literal is the
-        i-th atom of ``group``): facts are used only for predicates over their atoms, so a
-        short fact helps more."""
-        keep = list(range(len(literals)))
-        for x in reversed(range(len(literals) - 1)):  # the last literal made it infeasible
-            self._budget -= 1
-            if self._budget < 0:  # a longer fact is still a fact
-                break
-            trial = [y for y in keep if y != x]
-            if not self._feasible([literals[y] for y in trial], where):
-                keep = trial
-        p = self.preds
-        cube = edge
-        for y in keep:
-            u = p.atom(group[y])
-            cube = cube & (u if literals[y][1] else ~u)
-        p.assume(~cube)
-
     def literal_of(self, u: Function) -> tuple[Literal, bool] | None:
         """``(literal, value)`` if ``u`` is one comparison or MOD atom or its negation."""
         support = self.preds.bdd.support(u)
@@ -510,7 +371,9 @@ class Vars:
     def feasible(self, literals: list[tuple[Literal, bool]], where: Where) -> bool:
         """Whether some integer point of the polytope may satisfy every literal (see
         :meth:`_feasible`; True where the numbers are too large to trust the solver)."""
-        trusted = all(_small(coefs, k if kind == "geq" else 0) for (kind, coefs, k), _ in literals)
+        trusted = all(
+            small_enough(coefs, k if kind == "geq" else 0) for (kind, coefs, k), _ in literals
+        )
         return self._feasible(literals, where) if literals and trusted else True
 
     def _feasible(self, literals: list[tuple[Literal, bool]], where: Where) -> bool:
@@ -568,7 +431,8 @@ class Vars:
         return bool(res.status != 2)  # 2: infeasible (limits reached count as feasible)
 
 
-def _small(coefs: tuple[tuple[str, int], ...], k: int) -> bool:
+def small_enough(coefs: tuple[tuple[str, int], ...], k: int) -> bool:
+    """Whether the solvers may be trusted on ``Σ a_v v >= k`` (:data:`NUMERIC_LIMIT`)."""
     return max([abs(k), *(abs(a) for _, a in coefs)]) <= NUMERIC_LIMIT
 
 

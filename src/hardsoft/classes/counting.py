@@ -29,22 +29,19 @@ comparisons that are not linear) is refused with one line naming the head.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import reduce
 from itertools import product
-from typing import Any
 
 import numpy as np
 import torch
 
-from hardsoft.classes.algebra import Mono, Poly, SymVec, mono_pow, score_poly
-from hardsoft.classes.boolean import Function, Predicates, _is_position_atom
-from hardsoft.classes.conditions import PRE, SUF, Vars, Where
+from hardsoft.classes.algebra import Mono, Poly, SymVec, score_poly
+from hardsoft.classes.boolean import Function, Predicates
+from hardsoft.classes.conditions import Vars, Where
+from hardsoft.classes.lookup import lookup
 from hardsoft.classes.propagation import (
-    HeadTable,
-    LayerClasses,
     Progress,
     _exists,
     _moduli_of,
@@ -55,29 +52,29 @@ from hardsoft.classes.propagation import (
     merge_groups,
     to_bdd,
 )
+from hardsoft.classes.relations import relate
+from hardsoft.classes.symbolic import (
+    Ctx,
+    HeadSym,
+    Outcome,
+    SymClasses,
+    Unsupported,
+    add_outcome,
+    empty_window,
+    read_head,
+)
+from hardsoft.classes.windows import average
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.parser import parse
-from hardsoft.logic.syntax import First, Last, Mod, Position, Sym
+from hardsoft.logic.syntax import Sym
 from hardsoft.model.features import parse_feature
 from hardsoft.model.readout import acceptance_of
-from hardsoft.model.spec import Mask, Weighting
-from hardsoft.model.transformer import Block, Head, Transformer
+from hardsoft.model.spec import Weighting
+from hardsoft.model.transformer import Block, Transformer
 
 MAX_ORDER_PAIRS = 10
 """A head whose key classes have more score pairs than this that are not constant is refused
 (every ranking of them is a case)."""
-
-
-class Unsupported(HardsoftError):
-    """The model is outside what counting decompilation reads (one line, naming the head)."""
-
-
-@dataclass
-class SymClasses(LayerClasses):
-    """The symbolic classes entering a block (or the final ones): ``vectors`` are
-    :class:`~.algebra.SymVec` (``union`` and ``domain`` as in :class:`LayerClasses`)."""
-
-    vectors: list[SymVec]  # type: ignore[assignment]
 
 
 @dataclass
@@ -175,56 +172,7 @@ def merge(
     return SymClasses(kept, preds, domain=domain)
 
 
-# ---------------------------------------------------------------------------- context
-
-
-@dataclass
-class Ctx:
-    """One block's shared state while its heads are read."""
-
-    p: Predicates
-    vars: Vars
-    classes: SymClasses
-    name: str
-    max_classes: int
-
-    def where(self, c: int) -> Where:
-        return Where.of(self.p, self.classes.predicates[c])
-
-
-Outcome = tuple[SymVec, Function]
-
-
-def _add(out: dict[bytes, Outcome], vec: SymVec, pred: Function) -> None:
-    key = vec.key()
-    old = out.get(key)
-    out[key] = (vec, pred if old is None else old[1] | pred)
-
-
 # ---------------------------------------------------------------------------- heads
-
-
-@dataclass
-class HeadSym:
-    """A head read on the symbolic classes of its layer."""
-
-    head: Head
-    table: HeadTable
-    queries: list[SymVec]
-    keys: list[SymVec]
-    values: list[SymVec]
-
-    def scores(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        return self.head.scores(q, k, 1)  # hard and average heads: no n in the scale
-
-
-def read_head(block: Block, head: Head, classes: SymClasses, ell: int, h: int) -> HeadSym:
-    d_head, width = head.spec.d_head, classes.vectors[0].width if classes.vectors else 0
-    queries = [v.apply(head.query, d_head) for v in classes.vectors]
-    keys = [v.apply(head.key, d_head) for v in classes.vectors]
-    values = [v.apply(lambda t: head.result(head.value(t)), width) for v in classes.vectors]
-    table = HeadTable(ell, h, head.spec.weighting, head.spec.mask, np.zeros((0, 0)), np.zeros(0))
-    return HeadSym(head, table, queries, keys, values)
 
 
 def head_outcomes(ctx: Ctx, hs: HeadSym, c: int) -> list[Outcome]:
@@ -239,20 +187,12 @@ def head_outcomes(ctx: Ctx, hs: HeadSym, c: int) -> list[Outcome]:
             "cannot name"
         )
     if len({k.key() for k in hs.keys}) == 1 and hs.table.weighting is not Weighting.AVERAGE:
-        return _lookup(ctx, hs, c)
+        return lookup(ctx, hs, c)
     raise Unsupported(
         f"head {name}: its keys depend on the key position j (unbounded position features) "
         "other than as a lookup (one unique-hard score, the same for every class, quadratic "
         "in j or 1/j)"
     )
-
-
-def _empty_window(ctx: Ctx, mask: Mask) -> Function | None:
-    if mask is Mask.STRICT_FUTURE:
-        return ctx.p.atom(First())
-    if mask is Mask.STRICT_PAST:
-        return ctx.p.atom(Last())
-    return None
 
 
 def _orderings(
@@ -329,9 +269,9 @@ def _tiered(ctx: Ctx, hs: HeadSym, c: int) -> list[Outcome]:
     members = list(groups.values())
     scores = [score_poly(hs.queries[c], hs.keys[g[0]], hs.scores) for g in members]
     out: dict[bytes, Outcome] = {}
-    empty = _empty_window(ctx, mask)
+    empty = empty_window(ctx, mask)
     if empty is not None:
-        _add(out, SymVec.zero(hs.values[0].width), empty)
+        add_outcome(out, SymVec.zero(hs.values[0].width), empty)
     for tiers, cond in _orderings(ctx, scores, where, hs.table.name):
         higher = p.false
         for tier_groups in tiers:
@@ -343,8 +283,8 @@ def _tiered(ctx: Ctx, hs: HeadSym, c: int) -> list[Outcome]:
                 break
             if weighting is Weighting.AVERAGE:
                 present = base & _exists(p, mask, tier)
-                for vec, share in _average(ctx, hs, ks, c):
-                    _add(out, vec, present & share)
+                for vec, share in average(ctx, hs, ks, c):
+                    add_outcome(out, vec, present & share)
             else:
                 _hard_tier(ctx, hs, ks, tier, higher, c, base, out)
             higher = higher | tier
@@ -371,284 +311,7 @@ def _hard_tier(
         else:
             kp = ctx.classes.union(p, group)
             near = _nearest(p, hs.table, tier, kp, ctx.classes.predicates[c], ~tier & ~higher)
-        _add(out, hs.values[group[0]], base & near)
-
-
-Cases = list[tuple[Poly, Function]]
-"""Values with the predicates where they hold (a partition of where they are used)."""
-
-
-def window_count(ctx: Ctx, members: list[int], mask: Mask, c: int) -> Cases:
-    """The number of positions of the classes ``members`` in the mask window of a query of
-    class ``c``, as polynomials in counts (or in ``i`` and ``n``, by the residue of ``n``,
-    when the classes are selected by position atoms alone: see :func:`position_count`)."""
-    phi = ctx.classes.union(ctx.p, members)
-    here = Poly.const(1 if c in members else 0)
-    if mask in (Mask.FUTURE, Mask.STRICT_FUTURE):
-        parts = [_count(ctx, PRE, phi, c)]
-    elif mask in (Mask.PAST, Mask.STRICT_PAST):
-        parts = [_count(ctx, SUF, phi, c)]
-    else:
-        parts = [_count(ctx, PRE, phi, c), _count(ctx, SUF, phi, c)]
-    out: Cases = []
-    for combo in product(*parts):
-        total = reduce(lambda a, b: a + b[0], combo, Poly())
-        cond = reduce(lambda a, b: a & b[1], combo, ctx.p.true)
-        if not ctx.p.is_false(cond):
-            both = mask.is_strict or mask is Mask.NONE  # the query's own position counted twice
-            out.append((total - here if both else total, cond))
-    return out
-
-
-def _count(ctx: Ctx, kind: str, phi: Function, c: int) -> Cases:
-    counted = position_count(ctx, kind, phi, c)
-    return counted if counted is not None else [(ctx.vars.count(kind, phi), ctx.p.true)]
-
-
-def _positions(
-    ctx: Ctx, c: int, moduli: list[int]
-) -> list[tuple[bool, bool, dict[int, int], Function]]:
-    """Every (i = 1, i = n, i mod m for each m) the query class ``c`` allows, with the
-    predicate selecting it (true where the class's predicate fixes it)."""
-    p, pred = ctx.p, ctx.classes.predicates[c]
-    choices: list[list[tuple[Any, Function]]] = []
-    for atom in (First(), Last()):
-        u = p.atom(atom)
-        choices.append([(True, u), (False, ~u)])
-    for m in moduli:
-        choices.append([(r, p.atom(Mod(m, r, Position()))) for r in range(m)])
-    out = []
-    for combo in product(*choices):
-        fixed = [u for _, u in combo if not p.implies(pred, u)]
-        if p.is_false(reduce(lambda a, u: a & u, (u for _, u in combo), pred)):
-            continue
-        residues = {m: r for m, (r, _) in zip(moduli, combo[2:])}
-        cond = reduce(lambda a, u: a & u, fixed, p.true)
-        out.append((combo[0][0], combo[1][0], residues, cond))
-    return out
-
-
-def position_count(ctx: Ctx, kind: str, phi: Function, c: int) -> Cases | None:
-    """The count of positions satisfying ``phi``, a predicate of position atoms alone, in the
-    prefix (``pre``: j <= i) or suffix (``suf``: j >= i), exactly, as a polynomial in ``i``
-    and ``n`` per case of the query position (first, last, residues of ``i``) and, for the
-    suffix, per residue of ``n``; None if ``phi`` reads more than position atoms. ``phi`` is
-    periodic in ``j`` with period p away from j = 1 and j = n, so a sum over j is
-    (G/p)·(length) plus a bounded correction."""
-    p = ctx.p
-    atoms = [p.atom_of[v] for v in p.bdd.support(phi)]
-    if not atoms or not all(_is_position_atom(a) for a in atoms):
-        return None
-    moduli = sorted({a.modulus for a in atoms if isinstance(a, Mod)})
-    period = math.lcm(*moduli) if moduli else 1
-
-    def f(j: int, is_first: bool, is_last: bool) -> int:
-        return int(p.position_value(phi, j, is_first, is_last))
-
-    whole = sum(f(j, False, False) for j in range(1, period + 1))
-
-    def g_sum(upto: Poly, residue: int) -> Poly:
-        """Σ_{j=1}^{upto} f(j, first=False, last=False) for upto ≡ residue (mod period)."""
-        partial = sum(f(j, False, False) for j in range(1, residue + 1))
-        const = Fraction(partial) - Fraction(whole * residue, period)
-        return upto * Fraction(whole, period) + Poly.const(const)
-
-    def edge(j: int, is_first: bool, is_last: bool) -> Poly:
-        return Poly.const(f(j, is_first, is_last) - f(j, False, False))
-
-    i, n, one = Poly.var("i"), Poly.var("n"), Poly.const(1)
-    out: Cases = []
-    for first, last, residues, cond in _positions(ctx, c, moduli):
-        r0 = next(x for x in range(period) if all(x % m == r for m, r in residues.items()))
-        if kind == PRE and first:
-            out.append((Poly.const(f(1, True, last)), cond))
-        elif kind == PRE:  # j = 1 is not last; j = i is last iff i = n
-            total = g_sum(i, r0) + edge(1, True, False)
-            out.append((total + edge(r0, False, True) if last else total, cond))
-        elif last:  # the suffix is j = i = n
-            out.append((Poly.const(f(r0, first, True)), cond))
-        else:
-            for rho in range(period):
-                at_n = ctx.vars.mod(period, rho, n) if period > 1 else p.true
-                total = g_sum(n, rho) + edge(rho, False, True)
-                if first:  # the whole word, n >= 2
-                    total = total + edge(1, True, False)
-                else:
-                    total = total - g_sum(i - one, (r0 - 1) % period)
-                out.append((total, cond & at_n))
-    return out
-
-
-def _average(ctx: Ctx, hs: HeadSym, ks: list[int], c: int) -> list[Outcome]:
-    """The average of the values over the window positions of the classes ``ks``."""
-    by_value: dict[bytes, list[int]] = {}
-    for k in ks:
-        by_value.setdefault(hs.values[k].key(), []).append(k)
-    if len(by_value) == 1:
-        return [(hs.values[ks[0]], ctx.p.true)]
-    mask = hs.table.mask
-    groups = list(by_value.values())
-    options = [window_count(ctx, ks, mask, c)] + [window_count(ctx, g, mask, c) for g in groups]
-    out: list[Outcome] = []
-    for combo in product(*options):
-        cond = reduce(lambda a, b: a & b[1], combo, ctx.p.true)
-        if ctx.p.is_false(ctx.classes.predicates[c] & cond):
-            continue
-        inv = ctx.vars.inverse(combo[0][0])
-        vec = SymVec.zero(hs.values[0].width)
-        for group, (share, _) in zip(groups, combo[1:]):
-            vec = vec + hs.values[group[0]].times(share * inv)
-        out.append((vec, cond))
-    return out
-
-
-# ---------------------------------------------------------------------------- lookups
-
-
-def _window_bounds(mask: Mask) -> tuple[Poly, Poly]:
-    i, n, one = Poly.var("i"), Poly.var("n"), Poly.const(1)
-    return {
-        Mask.FUTURE: (one, i),
-        Mask.STRICT_FUTURE: (one, i - one),
-        Mask.NONE: (one, n),
-        Mask.PAST: (i, n),
-        Mask.STRICT_PAST: (i + one, n),
-    }[mask]
-
-
-def lookup_target(ctx: Ctx, hs: HeadSym, c: int) -> Poly | None:
-    """The position ``T`` a lookup head attends to at a query of class ``c`` (before clamping
-    to the window): the vertex of its score, a concave quadratic in the key position; None if
-    the score does not depend on the key position."""
-    key_j = hs.keys[0].substitute("i", lambda e: Poly.var("j", e))
-    s = score_poly(hs.queries[c], key_j, hs.scores)
-    by_power: dict[int, dict[Mono, Fraction]] = {}
-    for m, coef in s.terms.items():
-        e = mono_pow(m, "j")
-        rest = tuple((v, x) for v, x in m if v != "j")
-        by_power.setdefault(e, {})[rest] = coef
-    powers = {e for e in by_power if e != 0}
-    name = hs.table.name
-    positive = set(ctx.vars.bases) | {"i", "n"}
-
-    def positive_monomial(part: dict[Mono, Fraction], sign: int) -> tuple[Mono, Fraction] | None:
-        single = Poly(part).single()
-        if single is None or single[1] * sign <= 0 or any(v not in positive for v, _ in single[0]):
-            return None
-        return single
-
-    if not powers:  # every position ties: the head's tie rule picks the window's end
-        return None
-    if 2 in powers and powers <= {1, 2}:  # A j^2 + B j with A < 0: the vertex j = -B / (2A)
-        lead = positive_monomial(by_power[2], -1)
-        if lead is None:
-            raise Unsupported(f"head {name}: its score is not concave in the key position j")
-        inv = Poly({tuple((v, -e) for v, e in lead[0]): -1 / (2 * lead[1])})
-        target = Poly(by_power.get(1, {})) * inv
-    elif -1 in powers and powers <= {-1, -2}:  # B/j + A/j^2, B > 0: rising below j = -2A/B
-        lead = positive_monomial(by_power[-1], 1)
-        if lead is None:
-            raise Unsupported(f"head {name}: its score is not unimodal in the key position j")
-        inv = Poly({tuple((v, -e) for v, e in lead[0]): -2 / lead[1]})
-        target = Poly(by_power.get(-2, {})) * inv
-    else:
-        raise Unsupported(
-            f"head {name}: its score is not a quadratic in j or 1/j (powers of the key position "
-            f"{sorted(powers)}), so it is not read as a lookup"
-        )
-    target = ctx.vars.expand_inverses(target)
-    for m, coef in target.terms.items():
-        if (
-            any(e < 0 or v in ctx.vars.bases for v, e in m)
-            or sum(e for _, e in m) > 1
-            or coef.denominator != 1
-        ):
-            raise Unsupported(
-                f"head {name}: the position it looks up ({target!r}) is not an integer linear "
-                "term of counts"
-            )
-    return target
-
-
-def _lookup(ctx: Ctx, hs: HeadSym, c: int) -> list[Outcome]:
-    """A lookup head: attend to ``j = T`` clamped to the window, read the class there."""
-    p, mask = ctx.p, hs.table.mask
-    where = ctx.where(c)
-    target = lookup_target(ctx, hs, c)
-    lo, hi = _window_bounds(mask)
-    if target is None:  # a tie over the window: its first (leftmost) or last position
-        target = (
-            lo - Poly.const(1) if hs.table.weighting is Weighting.LEFTMOST else hi + Poly.const(1)
-        )
-    out: dict[bytes, Outcome] = {}
-    empty = _empty_window(ctx, mask)
-    nonempty = p.true
-    if empty is not None:
-        _add(out, SymVec.zero(hs.values[0].width), empty)
-        nonempty = ~empty
-    below = ctx.vars.compare(lo - target, ">", where, f"head {hs.table.name}")
-    above = ctx.vars.compare(target - hi, ">", where, f"head {hs.table.name}")
-    for pos, cond in ((lo, below), (hi, above), (target, ~below & ~above)):
-        for vec, pred in _read_at(ctx, hs, c, pos):
-            _add(out, vec, nonempty & cond & pred)
-    return list(out.values())
-
-
-def _read_at(ctx: Ctx, hs: HeadSym, c: int, pos: Poly) -> list[Outcome]:
-    """The head's value at position ``pos``, which must depend only on its position atoms."""
-    if pos == Poly.var("i"):
-        return [(hs.values[c], ctx.p.true)]
-    p = ctx.p
-    by_value: dict[bytes, list[int]] = {}
-    for k, v in enumerate(hs.values):
-        by_value.setdefault(v.key(), []).append(k)
-    groups = [(hs.values[ks[0]], ctx.classes.union(p, ks)) for ks in by_value.values()]
-    for vec, _ in groups:
-        if vec.variables() - {"i", "n"}:
-            raise Unsupported(
-                f"head {hs.table.name}: the value it looks up depends on counts at the "
-                "looked-up position, which the logic cannot name"
-            )
-    atoms = [a for a in p.atom_of.values() if _is_position_atom(a)]
-    found: dict[bytes, Outcome] = {}
-    for values in product((False, True), repeat=len(atoms)):
-        cube = reduce(
-            lambda u, av: u & (p.atom(av[0]) if av[1] else ~p.atom(av[0])),
-            zip(atoms, values),
-            p.true,
-        )
-        if p.is_false(cube):
-            continue
-        hits = [(vec, g) for vec, g in groups if not p.is_false(g & cube)]
-        if len(hits) > 1:
-            raise Unsupported(
-                f"head {hs.table.name}: the value it looks up depends on more than the looked-up "
-                "position's residues (e.g. on its symbol), which the logic cannot name"
-            )
-        if not hits:
-            continue
-        at = reduce(lambda u, av: u & _atom_at(ctx, av[0], av[1], pos), zip(atoms, values), p.true)
-        vec = hits[0][0].substitute("i", lambda e: _power(ctx, pos, e))
-        _add(found, vec, at)
-    return list(found.values())
-
-
-def _atom_at(ctx: Ctx, atom: Any, value: bool, pos: Poly) -> Function:
-    """A position atom read at position ``pos`` (true if ``value``, else its negation)."""
-    v = ctx.vars
-    if isinstance(atom, First):
-        u = v.compare(pos - Poly.const(1), "=")
-    elif isinstance(atom, Last):
-        u = v.compare(pos - Poly.var("n"), "=")
-    else:
-        u = v.mod(atom.modulus, atom.residue, pos)
-    return u if value else ~u
-
-
-def _power(ctx: Ctx, pos: Poly, e: int) -> Poly:
-    if e >= 0:
-        return pos.power(e)
-    return ctx.vars.inverse(pos).power(-e)
+        add_outcome(out, hs.values[group[0]], base & near)
 
 
 # ---------------------------------------------------------------------------- a block
@@ -757,7 +420,7 @@ def propagate_counting(
     table.outputs = _readout(table)
     if progress is not None:
         progress(f"relating {len(vars_.linear)} count comparisons")
-    vars_.relate([u for _, _, u in table.outputs])
+    relate(vars_, [u for _, _, u in table.outputs])
     return table
 
 
@@ -796,6 +459,5 @@ __all__ = [
     "SymClasses",
     "Unsupported",
     "counting_unsupported",
-    "position_count",
     "propagate_counting",
 ]
