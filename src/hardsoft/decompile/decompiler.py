@@ -249,6 +249,37 @@ def is_counting(model: Transformer) -> bool:
     )
 
 
+def _decompile_counting(
+    model: Transformer, max_classes: int, progress: Progress | None
+) -> Decompiled:
+    """Symbolic class propagation with counting terms (:mod:`hardsoft.classes.counting`)."""
+    table = propagate_counting(model, max_classes, progress)
+    if progress is not None:
+        progress("writing the formulas")
+    outputs = [Output(name, how, table.preds.render(pred)) for name, how, pred in table.outputs]
+    result = Decompiled(outputs, table, counting_certificate(model, table))
+    result.ties = list(table.ties)
+    return result
+
+
+def _decompile_finite(
+    model: Transformer, max_classes: int, progress: Progress | None
+) -> Decompiled:
+    """Class propagation over finitely many vectors (:mod:`hardsoft.classes.propagation`)."""
+    check(model)
+    table = propagate(model, max_classes, progress)
+    if progress is not None:
+        progress("writing the formulas")
+    outputs = []
+    for name, readout, bits in _readouts(model, table):
+        chosen = [p for p, b in zip(table.layers[-1].predicates, bits) if b]
+        pred: Function = reduce(lambda a, b: a | b, chosen, table.preds.false)
+        outputs.append(Output(name, readout, table.preds.render(pred)))
+    result = Decompiled(outputs, table, certificate(model, table))
+    result.ties = threshold_ties(model, table)
+    return result
+
+
 def decompile(
     model: Transformer,
     *,
@@ -260,7 +291,8 @@ def decompile(
     seed: int = 0,
     progress: Progress | None = None,
 ) -> Decompiled:
-    """Decompile a unique-hard ``model`` into one formula per output (docs/decompile.md).
+    """Decompile a hard-attention ``model`` (unique-hard and/or average-hard heads) into one
+    formula per output (docs/decompile.md).
 
     ``harden`` first turns softmax heads into leftmost hard heads (the result then describes
     the hardened model). The formulas are checked against the model's forward pass on every
@@ -278,28 +310,10 @@ def decompile(
         model = harden_model(model, Weighting.LEFTMOST)
         hardened = True
     if is_counting(model):
-        counting = propagate_counting(model, max_classes, progress)
-        if progress is not None:
-            progress("writing the formulas")
-        outputs = [
-            Output(name, readout, counting.preds.render(pred))
-            for name, readout, pred in counting.outputs
-        ]
-        cert = counting_certificate(model, counting)
-        result = Decompiled(outputs, counting, cert, hardened=hardened)
-        result.ties = list(counting.ties)
+        result = _decompile_counting(model, max_classes, progress)
     else:
-        check(model)
-        table = propagate(model, max_classes, progress)
-        if progress is not None:
-            progress("writing the formulas")
-        outputs = []
-        for name, readout, bits in _readouts(model, table):
-            chosen = [p for p, b in zip(table.layers[-1].predicates, bits) if b]
-            pred: Function = reduce(lambda a, b: a | b, chosen, table.preds.false)
-            outputs.append(Output(name, readout, table.preds.render(pred)))
-        result = Decompiled(outputs, table, certificate(model, table), hardened=hardened)
-        result.ties = threshold_ties(model, table)
+        result = _decompile_finite(model, max_classes, progress)
+    result.hardened = hardened
     if hardened:
         result.certificate["hardened"] = (
             "softmax heads were hardened to leftmost hard heads first: the formulas describe "
