@@ -173,7 +173,7 @@ def _long_inputs(m: Mapping[str, Any]) -> tuple[str, str]:
 @claim(
     "float-horizon",
     claim="Compiled models are exact at every length in exact arithmetic; in floating point the "
-    "certificate's derived limit (float_limits) is a length below which no position is wrong",
+    "certificate's derived float limit is a length below which no position is wrong",
     paper="Yang et al. (2026) §4 (exactness); the limits are ours (docs/compiler.md)",
     what_ran="compiled PARITY (MOD and counting), MAJORITY, a MOD-3 lookup and the DYCK programs "
     "in float32 (full: PARITY also in float64, streamed), bisection on n for the first wrong "
