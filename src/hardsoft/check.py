@@ -33,7 +33,7 @@ import torch
 from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.model.fastpath import head_paths
-from hardsoft.model.readout import acceptance_of
+from hardsoft.model.readout import acceptance_of, output_names
 from hardsoft.model.transformer import Transformer
 
 Reference = Callable[[np.ndarray], np.ndarray]
@@ -76,12 +76,6 @@ NONE_OUTPUT = "none"
 INVALID = -2
 """A symbol readout that is no answer at all (two symbol outputs at 1, or a ``none`` output that
 contradicts the symbol outputs): never equal to a target."""
-
-
-def output_names(model: Transformer) -> tuple[str, ...]:
-    """The model's output names: ``spec.output_names``, or ``out0, out1, ...`` when unnamed."""
-    names = tuple(getattr(model.spec, "output_names", ()) or ())
-    return names or tuple(f"out{k}" for k in range(model.spec.d_out))
 
 
 def is_symbol_valued(names: Sequence[str], alphabet: Sequence[str]) -> bool:

@@ -68,7 +68,7 @@ from hardsoft.errors import HardsoftError
 from hardsoft.logic.parser import parse
 from hardsoft.logic.syntax import Sym
 from hardsoft.model.features import parse_feature
-from hardsoft.model.readout import acceptance_of
+from hardsoft.model.readout import acceptance_of, output_names
 from hardsoft.model.spec import Weighting
 from hardsoft.model.transformer import Block, Transformer
 
@@ -439,7 +439,7 @@ def _readout(table: CountingTable) -> list[tuple[str, str, Function]]:
         bits = acc.accept(torch.from_numpy(np.stack([y.const_part() for y in ys]))).numpy()
         chosen = [q for q, b in zip(final.predicates, bits) if b]
         return [("accept", acc.describe(), reduce(lambda a, b: a | b, chosen, p.false))]
-    names = list(m64.spec.output_names) or [f"out{k}" for k in range(m64.spec.d_out)]
+    names = output_names(m64)
     out = []
     for k in range(m64.spec.d_out):
         u = p.false

@@ -162,8 +162,9 @@ def run_cmd(
     `--trace` adds, per input, each head's attention (`attention`: per head the most attended
     position of every position, 1-based, and its weight); `--plot FILE.png` draws it as a heat
     map per head (FILE-2.png ... for further inputs)."""
-    from hardsoft.check import is_symbol_valued, output_names
+    from hardsoft.check import is_symbol_valued
     from hardsoft.model.fastpath import fast_paths, head_paths
+    from hardsoft.model.readout import output_names
 
     _check_run_options(stream, trace, plot, npy_out)
     model = apply_dtype(load_model(model_path, device=device), dtype)

@@ -23,7 +23,7 @@ from hardsoft.classes.propagation import (
 )
 from hardsoft.logic.semantics import evaluate
 from hardsoft.logic.syntax import Formula, size, temporal_depth, to_text
-from hardsoft.model.readout import acceptance_of
+from hardsoft.model.readout import acceptance_of, output_names
 from hardsoft.model.spec import Weighting
 from hardsoft.model.transformer import Transformer
 
@@ -123,7 +123,7 @@ def _readouts(model: Transformer, table: ClassTable) -> list[tuple[str, str, np.
 
         bits = acc.accept(torch.from_numpy(y)).numpy()
         return [("accept", acc.describe(), bits)]
-    names = list(model.spec.output_names) or [f"out{k}" for k in range(model.spec.d_out)]
+    names = output_names(model)
     return [
         (names[k], f"y[{k}] > {acc.threshold:g}", y[:, k] > acc.threshold)
         for k in range(model.spec.d_out)
@@ -135,7 +135,7 @@ def threshold_ties(model: Transformer, table: ClassTable) -> list[str]:
     acc = acceptance_of(model)
     if acc.kind == "eos":
         return []
-    names = list(model.spec.output_names) or [f"out{k}" for k in range(model.spec.d_out)]
+    names = output_names(model)
     return [
         names[k] for k in range(model.spec.d_out) if (table.outputs[:, k] == acc.threshold).any()
     ]

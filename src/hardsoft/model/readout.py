@@ -97,3 +97,9 @@ def acceptance_of(model: Any) -> Acceptance:
     if declared:
         return Acceptance.from_dict(declared, model.spec.d_out)
     return DEFAULT
+
+
+def output_names(model: Any) -> tuple[str, ...]:
+    """The model's output names: ``spec.output_names``, or ``out0, out1, ...`` when unnamed."""
+    names = tuple(getattr(model.spec, "output_names", ()) or ())
+    return names or tuple(f"out{k}" for k in range(model.spec.d_out))
