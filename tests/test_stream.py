@@ -176,7 +176,7 @@ def test_cli_stream_jsonl_file_holds_the_stdout_lines(compiled, tmp_path: Path) 
     res = run_cli(*base, str(tmp_path / "w.txt"), "--chunk", "50", "-o", str(tmp_path / "o.jsonl"))
     assert res.rc == 0, res.err
     assert (tmp_path / "o.jsonl").read_text().splitlines() == expected
-    assert json.loads(expected[-1]) == {"position": 210, "outputs": [json.loads(expected[-1])["outputs"][0]]}
+    assert json.loads(expected[-1])["position"] == 210
 
 
 def test_cli_stream_errors_leave_no_output(compiled, tmp_path: Path) -> None:

@@ -102,7 +102,8 @@ class UniformStream(HeadStream):
     def step(self, pos0, x, q, k, v):
         vals = v[0]
         c = vals.shape[0]
-        hi = torch.arange(pos0, pos0 + c, device=self.device) - (1 if self.strict else 0)  # last allowed key
+        here = torch.arange(pos0, pos0 + c, device=self.device)
+        hi = here - (1 if self.strict else 0)  # last allowed key
         ok = (hi >= 0)[:, None]
         if self.weighting is Weighting.LEFTMOST:
             if self.first is None:
@@ -242,7 +243,8 @@ class WindowStream(HeadStream):
         step = max(1, (1 << 21) // (width * x.shape[-1]))
         for s in range(0, c, step):
             e = min(c, s + step)
-            idx = wlo[:, s:e].long()[..., None] + torch.arange(width, device=self.device)  # 1-based [1, e-s, W]
+            span_w = torch.arange(width, device=self.device)
+            idx = wlo[:, s:e].long()[..., None] + span_w  # 1-based [1, e-s, W]
             valid = idx <= whi[:, s:e].long()[..., None]
             if keys is None:
                 kq, vq = self._keys(idx.clamp(1, self.n).flatten(), x)

@@ -71,7 +71,8 @@ def array_json(arr: np.ndarray) -> str:
     if d == 0:
         return "[" + ", ".join(["[]"] * n) + "]"
     parts = np.empty((n, 2 * d + 1), dtype=object)  # "[" v0 ", " v1 ... "], " per row
-    parts[:, 0], parts[:, 1::2], parts[:, 2:-1:2], parts[:, -1] = "[", text.reshape(n, d), ", ", "], "
+    parts[:, 0], parts[:, 1::2] = "[", text.reshape(n, d)
+    parts[:, 2:-1:2], parts[:, -1] = ", ", "], "
     parts[-1, -1] = "]"
     return "[" + "".join(parts.reshape(-1)) + "]"
 

@@ -292,8 +292,7 @@ def run_cmd(
         else:
             console.print(
                 f"wrote {npy_out}: shape {tuple(shape)} ({', '.join(names)}), "
-                f"{outputs[0].dtype}, in {seconds} s; accept="
-                + ",".join(str(a) for a in accepts),
+                f"{outputs[0].dtype}, in {seconds} s; accept=" + ",".join(str(a) for a in accepts),
                 markup=False,
                 soft_wrap=True,
             )
