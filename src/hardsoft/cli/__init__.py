@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 
-# Before torch allocates anything: back large tensors by transparent huge pages where the
-# kernel offers them on request (see hardsoft.runtime; 4-6x faster fresh allocations at
-# n = 10^6 on the reference machine). An explicit setting in the environment wins.
-os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+from hardsoft.runtime import prepare_environment
+
+# Before torch loads: transparent huge pages for large tensors (4-6x faster fresh allocations
+# at n = 10^6) and OpenMP threads that sleep at a barrier rather than spin against other jobs
+# (hardsoft.runtime). An explicit setting in the environment wins.
+prepare_environment()
 
 import importlib  # noqa: E402
 import sys  # noqa: E402
