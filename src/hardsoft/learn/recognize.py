@@ -160,6 +160,10 @@ class Batch:
     tokens: torch.Tensor
     labels: torch.Tensor
 
+    def to(self, device: str | torch.device) -> Batch:
+        """The batch on ``device`` (itself if it is there already)."""
+        return Batch(self.tokens.to(device), self.labels.to(device))
+
 
 def encode(lang: Language, words: list[str]) -> np.ndarray:
     """Token ids ``[B, n]`` (indices into ``lang.alphabet``) of equal-length words."""
