@@ -138,8 +138,10 @@ def check_streamed(
 ) -> None:
     """``hardsoft check --stream``: the model and a past-only formula streamed side by side
     over one input file (:func:`hardsoft.stream.check_stream`); exit 1 on a mismatch."""
+    from hardsoft.cli.common import err_console
     from hardsoft.logic import parse
-    from hardsoft.stream import check_stream
+    from hardsoft.model.precision import precision_report
+    from hardsoft.stream import check_stream, file_length
 
     if not stream:
         raise HardsoftError("check reads --input-file only with --stream")
@@ -151,7 +153,11 @@ def check_streamed(
     if not isinstance(given, str):
         raise HardsoftError("--stream checks one formula against the model's readout")
     formula = parse(given, alphabet=model.spec.alphabet)
+    precision = precision_report(model.meta, model.dtype, file_length(input_file))
+    if precision["warning"]:
+        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
     report = check_stream(model, formula, input_file, chunk)
+    report["precision"] = precision
     report["reference"] = {"formula": given}
     report["model"] = str(model_path)
     if as_json:
