@@ -49,6 +49,9 @@ from hardsoft.model import parse_feature
 from hardsoft.model.io import atomic_write
 
 SCHEDULES = ("cosine", "constant")
+MAX_STEPS = 10**8
+"""The most training steps one run takes: about a day at 1 ms a step, the smallest models'
+pace on a CPU (10^15 was once accepted, and ran silently for ever)."""
 _CORRUPT = (OSError, RuntimeError, ValueError, KeyError, TypeError, EOFError, UnpicklingError)
 
 
@@ -95,7 +98,7 @@ class TrainConfig:
         check.positive_int(self.max_n, "max_n")
         if not self.min_n <= self.max_n:
             raise HardsoftError(f"need 1 <= min_n <= max_n, got {self.min_n}, {self.max_n}")
-        check.nonneg_int(self.steps, "steps")
+        check.integer(self.steps, "steps", lo=0, hi=MAX_STEPS)
         check.positive_int(self.batch_size, "batch_size")
         check.real(self.lr, "lr", lo=0.0, lo_open=True)
         check.real(self.weight_decay, "weight_decay", lo=0.0)
