@@ -123,10 +123,7 @@ def check_cmd(
         return check_streamed(
             model, model_path, formula, language, input_file, stream_chunk, as_json, stream
         )
-    longest = max([exhaustive_max_n, *lengths])
-    precision = precision_report(model.meta, model.dtype, longest)
-    if precision["warning"]:
-        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
+    precision = precision_report(model.meta, model.dtype, max([exhaustive_max_n, *lengths]))
     options = dict(
         exhaustive_max_n=exhaustive_max_n,
         random_n=lengths,
@@ -145,6 +142,8 @@ def check_cmd(
             report["reference"] = {"language": language}
     report["model"] = str(model_path)
     report["precision"] = precision
+    if precision["warning"]:  # after the run: a refused request stays one line
+        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
     if as_json:
         print_json(report)
     else:

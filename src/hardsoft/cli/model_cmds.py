@@ -127,6 +127,7 @@ def _check_run_options(stream: bool, trace: bool, plot: Path | None, out: Path |
         raise HardsoftError(f"-o {str(out)!r}: run -o writes a .npy array; name the file .npy")
     if trace or plot is not None:
         raise HardsoftError("--trace and --plot print per input; -o writes only the outputs")
+    validate.output_file(out, "-o")  # before the run, not after it
 
 
 def _write_outputs(path: Path, outputs: list[np.ndarray]) -> tuple[int, ...]:
@@ -226,11 +227,12 @@ def run_cmd(
     attention path each head took — heads with structure run a fast path with the same outputs
     (docs/model.md, "Fast paths"); `--dense` runs the dense reference in every head.
 
-    `-o OUT.npy`: the outputs as a numpy array instead of printed (the fast way at large n);
+    `-o OUT.npy`: the outputs as a numpy array instead of printed (no text to format or parse);
     the summary (`--json`: `{"inputs": [{"n", "accept"}], "output", "shape", ...}`) is printed.
 
     A compiled model run past its certificate's float limit for the dtype (`float_limits`,
-    e.g. n <= 547 for compiled PARITY in float32) warns on stderr; `--json` has `precision`
+    e.g. n <= 547 for compiled PARITY in float32) warns on stderr (after the run; with
+    `--stream`, after the first chunk); `--json` has `precision`
     (`dtype`, `certified_max_n`, `beyond_limit`, `warning`). A head of a long input that no
     fast path fits says so on stderr, with why and its progress.
 
@@ -261,8 +263,6 @@ def run_cmd(
     names = list(output_names(model))
     chunk = chunk_arg(chunk_size)
     precision = precision_report(model.meta, model.dtype, max(len(w) for w in words))
-    if precision["warning"]:
-        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
     outputs: list = [None] * len(words)
     paths: dict[str, dict[str, str]] = {}
     started = time.perf_counter()
@@ -273,6 +273,8 @@ def run_cmd(
                 outputs[i] = out
             paths[str(n)] = head_paths(model)
     seconds = round(time.perf_counter() - started, 3)
+    if precision["warning"]:  # after the run: a refused request stays one line
+        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
     readout = acceptance_of(model)
     accepts = [bool(readout.accept(torch.as_tensor(o[-1], device="cpu"))) for o in outputs]
     if npy_out is not None:

@@ -72,8 +72,6 @@ def run_streamed(
         raise HardsoftError(f"--chunk must be >= 1, not {chunk}")
     n, chunks = read_chunks(input_file, model.spec.alphabet, chunk)
     precision = precision_report(model.meta, model.dtype, n)
-    if precision["warning"]:
-        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
     stream = Stream(model, n)
     writer: Any = None
     if out is not None and out.suffix.lower() == ".jsonl":
@@ -90,6 +88,8 @@ def run_streamed(
                 writer.write(rows, start)
             else:
                 sys.stdout.write(_jsonl(start, rows))
+            if last is None and precision["warning"]:  # once the first chunk streamed
+                err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
             last = rows[-1]
             if out is not None and time.perf_counter() - shown >= PROGRESS_EVERY:
                 shown = time.perf_counter()
@@ -154,10 +154,10 @@ def check_streamed(
         raise HardsoftError("--stream checks one formula against the model's readout")
     formula = parse(given, alphabet=model.spec.alphabet)
     precision = precision_report(model.meta, model.dtype, file_length(input_file))
-    if precision["warning"]:
-        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
     report = check_stream(model, formula, input_file, chunk)
     report["precision"] = precision
+    if precision["warning"]:  # after the run: a refused request stays one line
+        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
     report["reference"] = {"formula": given}
     report["model"] = str(model_path)
     if as_json:
