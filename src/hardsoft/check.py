@@ -144,7 +144,7 @@ def check_model(
     *,
     exhaustive_max_n: int = 12,
     random_n: Sequence[int] = (100, 1000, 10000),
-    samples: int = 200,
+    samples: int = 32,
     seed: int = 0,
     max_exhaustive: int = 1 << 16,
     sampler: Callable[[int, int, np.random.Generator], np.ndarray] | None = None,
@@ -218,7 +218,12 @@ def check_model(
             else:
                 ids = rng.integers(0, k, size=(count, n), dtype=np.int64)
             report["sampled_lengths"].append(n)
-        _check_batch(model, reference, ids, report, chunk_size, readout)
+        step = len(ids) if n < 1000 else PROGRESS_STRINGS  # long strings: progress per slice
+        for s in range(0, len(ids), step):
+            _check_batch(model, reference, ids[s : s + step], report, chunk_size, readout)
+            _merge_rows(report["by_length"])
+            if progress is not None and s + step < len(ids):
+                progress(f"n={n}: {s + step}/{len(ids)} strings ...")
         report["attention_paths"][str(n)] = head_paths(model)
         report["lengths"].append(n)
         report["max_n"] = max(report["max_n"], n)
@@ -226,6 +231,18 @@ def check_model(
             progress(f"n={n}: {len(ids)} strings, {report['mismatches']} mismatching so far")
     report["seconds"] = round(time.perf_counter() - started, 3)
     return report
+
+
+PROGRESS_STRINGS = 16
+"""From n = 1000 on, strings are checked (and progress is reported) this many at a time."""
+
+
+def _merge_rows(rows: list[dict[str, Any]]) -> None:
+    """The last two ``by_length`` rows as one when they are slices of the same length."""
+    if len(rows) >= 2 and rows[-1]["n"] == rows[-2]["n"]:
+        last = rows.pop()
+        for key in ("strings", "strings_right", "positions", "positions_right"):
+            rows[-1][key] += last[key]
 
 
 READOUTS = ("auto", "outputs", "symbols", "index")

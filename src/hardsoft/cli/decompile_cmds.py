@@ -62,6 +62,13 @@ def decompile_cmd(
     from hardsoft.model.io import atomic_write
 
     model = load_model(model_path)
+    if random_words:  # a word of up to --random-max-n symbols, and the model run on it
+        from hardsoft import memory
+
+        need = 64 * random_max_n + memory.forward_bytes(
+            model.spec, 1, random_max_n, model.W_E.element_size()
+        )
+        memory.require(need, f"verifying on random words of length up to {random_max_n:,}")
     status = err_console.status("decompiling", spinner="dots")
     show = err_console.is_terminal and not as_json
     if show:
