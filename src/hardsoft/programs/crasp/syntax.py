@@ -4,9 +4,15 @@ Expressions are frozen dataclasses (structural equality, hashable). Two types: B
 expressions and counts; which one an expression has is decided by the checker
 (:mod:`hardsoft.programs.crasp.checker`), since a variable may name either.
 
-Precedence, loosest first (the printer writes as few parentheses as it allows):
-``c1 if b else c2`` (right-associative), ``||``, ``&&``, comparisons (not associative),
-``+ -`` (left-associative), ``K * c``, then the prefix operators ``! # #[PRED]`` and atoms.
+Precedence, loosest first: ``c1 if b else c2`` (right-associative), ``||``, ``&&``,
+comparisons (not associative), ``+ -`` (left-associative), ``K * c``, then the prefix
+operators ``! # #[PRED]`` and atoms.
+
+The printer writes few parentheses, but text that the coli-saar/c-rasp interpreter reads the
+same way: its grammar binds ``!`` looser than ``&&`` and ``||`` (``!a && b`` is
+``!(a && b)`` there), ``+`` tighter than ``-`` (``a - b + c`` is ``a - (b + c)``) and
+``K *`` looser than both (``2 * a + b`` is ``2 * (a + b)``). So ``!x`` under ``&&``/``||``,
+a ``+``/``-`` under another and ``K * c`` under ``+``/``-`` are parenthesized.
 """
 
 from __future__ import annotations
@@ -189,6 +195,12 @@ def _at(e: Expr, level: int) -> str:
     return f"({text})" if _level(e) < level else text
 
 
+def _under(e: Expr, level: int, portable: type | tuple[type, ...]) -> str:
+    """``e`` as an operand at ``level``, parenthesized also where it is a ``portable`` node
+    (read differently by the coli-saar grammar without parentheses)."""
+    return f"({to_text(e)})" if isinstance(e, portable) else _at(e, level)
+
+
 def to_text(e: Expr) -> str:
     """``e`` in the concrete syntax, with as few parentheses as the grammar allows (so
     parsing the text gives ``e`` back)."""
@@ -207,11 +219,12 @@ def to_text(e: Expr) -> str:
         return f"#{guard} {_at(e.operand, UNARY)}" if guard else f"#{_at(e.operand, UNARY)}"
     if isinstance(e, Logic):
         lvl = OR if e.op == "||" else AND
-        return f"{_at(e.left, lvl)} {e.op} {_at(e.right, lvl + 1)}"
+        return f"{_under(e.left, lvl, Not)} {e.op} {_under(e.right, lvl + 1, Not)}"
     if isinstance(e, Compare):
         return f"{_at(e.left, SUM)} {e.op} {_at(e.right, SUM)}"
     if isinstance(e, Arith):
-        return f"{_at(e.left, SUM)} {e.op} {_at(e.right, PRODUCT)}"
+        both = (Arith, Scale)
+        return f"{_under(e.left, SUM, both)} {e.op} {_under(e.right, PRODUCT, both)}"
     if isinstance(e, Scale):
         return f"{e.factor} * {_at(e.operand, PRODUCT)}"
     if isinstance(e, Extreme):
