@@ -15,7 +15,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -37,9 +36,7 @@ class _ProgramGroup(TyperGroup):
     """``program list|run|compile ...``; any other first word is a built-in task's name
     (``program dyck --k 2 ...``), handled by the hidden :data:`BUILTIN` command."""
 
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             return BUILTIN, self.commands[BUILTIN], args
         return super().resolve_command(ctx, args)
@@ -79,6 +76,10 @@ def _list_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return rows, files
 
 
+def _statements(k: int) -> str:
+    return f"{k} statement{'s' if k != 1 else ''}"
+
+
 @program_app.command("list")
 def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
     """The built-in §6 tasks, and the shipped example program files (`@NAME` in `program
@@ -103,7 +104,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON 
             continue
         console.print(
             f"{f['name']:<15} {notation}, alphabet {f['alphabet']!r}, "
-            f"{len(f['statements'])} statements, output {f['statements'][-1]}",
+            f"{_statements(len(f['statements']))}, output {f['statements'][-1]}",
             markup=False,
             soft_wrap=True,
         )

@@ -103,9 +103,10 @@ class _Emitter:
         if isinstance(f, L.First):
             return Compare("==", self.count(L.Const(True)), Int(1))
         if isinstance(f, L.Prev):
-            d, inner = 0, f
+            d, inner = 0, f.arg
             while isinstance(inner, L.Prev):
                 d, inner = d + 1, inner.arg
+            d += 1
             pred = "pred" if d == 1 else f"pred{d}"
             self.need(pred)
             return Compare("==", Count(self.counted(inner), pred), Int(1))
