@@ -166,7 +166,7 @@ def test_print_parse_round_trip_of_random_programs() -> None:
 
 
 def test_comments_blank_lines_and_imports_anywhere() -> None:
-    text = "// head\n\n#import pred\n  x = #[pred] \"a\"   // trailing\n\n\ny = x > 0\n// end"
+    text = '// head\n\n#import pred\n  x = #[pred] "a"   // trailing\n\n\ny = x > 0\n// end'
     p = from_text(text)
     assert p.statements == ("x", "y") and p.alphabet == ("a",)
     assert p.run("aa").values == {"x": [0, 1], "y": [False, True]}
@@ -178,35 +178,35 @@ def test_comments_blank_lines_and_imports_anywhere() -> None:
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("x = (\"a\"\n", "syntax error at line 1, column 9"),
-        ("x = \"a\"\ny = x & x\n", "syntax error at line 2, column 7: unexpected character '&'"),
-        ("x = \"a\"\ny = x = x\n", "a comparison is written =="),
-        ("x = 'a'\n", 'double quotes'),
+        ('x = ("a"\n', "syntax error at line 1, column 9"),
+        ('x = "a"\ny = x & x\n', "syntax error at line 2, column 7: unexpected character '&'"),
+        ('x = "a"\ny = x = x\n', "a comparison is written =="),
+        ("x = 'a'\n", "double quotes"),
         ("x = y\n", "statement x (line 1): name y is not defined"),
-        ("x = \"a\"\nx = \"b\"\n", "statement x (line 2) repeats the name defined on line 1"),
-        ("x = #\"a\" && \"b\"\n", 'statement x (line 1): #"a" is a count, used as a Boolean'),
-        ("x = \"a\" + 1\ny = x > 0\n", 'statement x (line 1): "a" is a Boolean, used as a count'),
-        ("x = !#\"a\"\n", "is a count, used as a Boolean (operand of !)"),
-        ("x = 1 if #\"a\" else 0\ny = x > 0\n", "(condition of if)"),
-        ("x = #\"a\" == \"b\"\n", "used as a count (operand of ==)"),
+        ('x = "a"\nx = "b"\n', "statement x (line 2) repeats the name defined on line 1"),
+        ('x = #"a" && "b"\n', 'statement x (line 1): #"a" is a count, used as a Boolean'),
+        ('x = "a" + 1\ny = x > 0\n', 'statement x (line 1): "a" is a Boolean, used as a count'),
+        ('x = !#"a"\n', "is a count, used as a Boolean (operand of !)"),
+        ('x = 1 if #"a" else 0\ny = x > 0\n', "(condition of if)"),
+        ('x = #"a" == "b"\n', "used as a count (operand of ==)"),
         ("x = #x > 0\n", "statement x (line 1): x uses itself"),
         ("x = y\ny = x\n", "statement x (line 1): a cycle x -> y -> x"),
-        ("x = y\ny = \"a\"\n", "uses y, which is defined later (line 2)"),
-        ("#import nosuch\nx = \"a\"\n", "line 1: #import nosuch: unknown predicate"),
-        ("#import pred0\nx = \"a\"\n", "K must be in 1..10000"),
-        ("#import pos_mod_2_2\nx = \"a\"\n", "R must be in 0..1"),
-        ("x = #[pred] \"a\" > 0\n", "statement x (line 1): predicate pred is not imported"),
-        ("x = #[nosuch] \"a\" > 0\n", "unknown predicate nosuch"),
-        ("#import pos_even\nx = #[pos_even] \"a\" > 0\n", "pos_even is a unary predicate"),
+        ('x = y\ny = "a"\n', "uses y, which is defined later (line 2)"),
+        ('#import nosuch\nx = "a"\n', "line 1: #import nosuch: unknown predicate"),
+        ('#import pred0\nx = "a"\n', "K must be in 1..10000"),
+        ('#import pos_mod_2_2\nx = "a"\n', "R must be in 0..1"),
+        ('x = #[pred] "a" > 0\n', "statement x (line 1): predicate pred is not imported"),
+        ('x = #[nosuch] "a" > 0\n', "unknown predicate nosuch"),
+        ('#import pos_even\nx = #[pos_even] "a" > 0\n', "pos_even is a unary predicate"),
         ("#import pred\nx = pred\n", "pred is a binary predicate"),
         ("x = pos_even\n", "pos_even is a built-in predicate that is not imported"),
-        ("x = \"ab\"\n", '"ab" is not one symbol'),
+        ('x = "ab"\n', '"ab" is not one symbol'),
         ("// nothing\n\n", "has no statements"),
         ("", "has no statements"),
-        ("x = #\"a\"\n", "the last statement x (line 1) is a count"),
+        ('x = #"a"\n', "the last statement x (line 1) is a count"),
         ("x = true\n", "mentions no symbol"),
-        ("#import pred\npred = \"a\"\n", "has the name of an imported predicate"),
-        ("x = 1234567890123456789012 > #\"a\"\n", "more than 18 digits"),
+        ('#import pred\npred = "a"\n', "has the name of an imported predicate"),
+        ('x = 1234567890123456789012 > #"a"\n', "more than 18 digits"),
     ],
 )
 def test_refusals_are_one_line_naming_the_statement(text: str, message: str) -> None:
@@ -250,7 +250,7 @@ def test_outputs_must_be_boolean_statements() -> None:
 
 
 def test_case_limit_is_a_one_line_refusal() -> None:
-    nested = "c0 = #\"a\"\n" + "".join(
+    nested = 'c0 = #"a"\n' + "".join(
         f'c{k} = min(c{k - 1}, #"b") + max(c{k - 1}, 1)\n' for k in range(1, 6)
     )
     with pytest.raises(HardsoftError, match=r"statement c\d \(line \d\): its min/max/if-else"):

@@ -211,9 +211,7 @@ def test_program_compile_check_and_decompile(tmp_path: Path) -> None:
                   "--random-n", "300", "--samples", "8", "--json")  # fmt: skip
     assert res.rc == 0, res.err
     report = json.loads(res.out)
-    assert report["mismatches"] == 0 and report["reference"]["outputs"] == {
-        "majority": "majority"
-    }
+    assert report["mismatches"] == 0 and report["reference"]["outputs"] == {"majority": "majority"}
     # a program that computes something else under the same statement name: exit 1
     other = tmp_path / "other.cr"
     other.write_text('ones = #"1"\nzeros = #"0"\nmajority = ones >= zeros\n')
@@ -249,12 +247,16 @@ def test_program_list_shows_tasks_and_files() -> None:
         (["program", "run", "@dyck1", "-i", "(a"], ["symbol 'a' of the input"]),
         (["program", "run", "nosuch.cr", "-i", "a"], ["no such program file"]),
         (["program", "run", "x.txt", "-i", "a"], ["unknown program notation"]),
-        (["program", "compile", "@dyck1", "--output", "opens", "-o", "{out}"],
-         ["statement opens is a count"]),
+        (
+            ["program", "compile", "@dyck1", "--output", "opens", "-o", "{out}"],
+            ["statement opens is a count"],
+        ),
         (["program", "compile", "@dyck1", "--target", "nope", "-o", "{out}"], ["target"]),
         (["program", "compile", "@dyck1", "--masks", "nope", "-o", "{out}"], ["mask"]),
-        (["program", "compile", "@dyck1", "-a", "ab", "-o", "{out}"],
-         ['statement opens (line 5): symbol "(" is not in the alphabet']),
+        (
+            ["program", "compile", "@dyck1", "-a", "ab", "-o", "{out}"],
+            ['statement opens (line 5): symbol "(" is not in the alphabet'],
+        ),
         (["check", "{model}", "--program", "@anbncn"], ["is not in the alphabet"]),
         (["check", "{model}", "--program", "@dyck1", "--formula", "'a'"], ["exactly one of"]),
         (["decompile", "{model}", "--as", "nope"], ["--as 'nope'"]),

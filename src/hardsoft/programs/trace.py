@@ -90,7 +90,7 @@ def _run_table(program: SourceProgram, run: ProgramRun, index: int) -> str:
     n = len(run.input)
     verdict = "accept" if run.accept else "reject"
     head = (
-        f'<h2>input {index}: <code>{html.escape(run.input) or "(empty)"}</code> (n = {n})'
+        f"<h2>input {index}: <code>{html.escape(run.input) or '(empty)'}</code> (n = {n})"
         f'<span class="accept {"yes" if run.accept else "no"}">{verdict}</span></h2>'
     )
     rows = [
