@@ -296,3 +296,28 @@ def test_examples_match_model_outputs_through_check_numpy(tmp_path: Path) -> Non
     assert rep["mismatches"] == 0
     ids = np.array([[0] * 5 + [1] * 5 + [2] * 5])
     assert reference(ids)[0, -1, 0] == 1.0 and reference(ids)[0, -2, 0] == 0.0
+
+
+# ------------------------------------------------------------------ the programs experiment
+
+
+def test_programs_experiment_checks_every_target(tmp_path: Path, monkeypatch) -> None:
+    """Two shipped programs (the full set runs in `hardsoft reproduce`): every target built and
+    checked, a table row each, the figure written, and the claim's verdict read back."""
+    from hardsoft.experiments import Context
+    from hardsoft.experiments import programs as experiment
+    from hardsoft.report.claims import CLAIMS
+
+    chosen = [e for e in source.example_files() if e.name in ("dyck1", "contains_ab")]
+    monkeypatch.setattr(experiment, "example_files", lambda: chosen)
+    result = experiment.run(Context(quick=True, figures_dir=tmp_path))
+    m = result.metrics
+    assert m["programs"] == 2 and m["models"] == 6 and m["refused"] == 0
+    assert m["mismatches"] == 0 and m["all_exact"] and m["checked_positions"] > 5000
+    assert {(r["program"], r["target"]) for r in m["rows"]} == {
+        (p, t) for p in ("dyck1", "contains_ab") for t in experiment.TARGETS
+    }
+    assert (tmp_path / result.figures[0]).stat().st_size > 10_000
+    assert len(result.tables[0].rows) == 6
+    verdict, key = CLAIMS["programs"].judge(m)
+    assert verdict == "extends" and "0 mismatches" in key
