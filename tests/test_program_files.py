@@ -321,3 +321,14 @@ def test_programs_experiment_checks_every_target(tmp_path: Path, monkeypatch) ->
     assert len(result.tables[0].rows) == 6
     verdict, key = CLAIMS["programs"].judge(m)
     assert verdict == "extends" and "0 mismatches" in key
+
+
+def test_docs_show_what_the_code_prints() -> None:
+    """docs/programs.md's worked example is the current output of `program run`."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "programs.md").read_text()
+    res = run_cli("program", "run", "@dyck1", "--input", "())(")
+    assert res.rc == 0
+    assert "$ hardsoft program run @dyck1 --input \"())(\" --trace dyck1.html\n" + res.out in doc
+    source_text = (source.EXAMPLES / "dyck1.cr").read_text()
+    body = [ln for ln in source_text.splitlines() if ln and not ln.startswith("// ")]
+    assert "\n".join(body) in doc
