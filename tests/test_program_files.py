@@ -328,7 +328,7 @@ def test_docs_show_what_the_code_prints() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "programs.md").read_text()
     res = run_cli("program", "run", "@dyck1", "--input", "())(")
     assert res.rc == 0
-    assert "$ hardsoft program run @dyck1 --input \"())(\" --trace dyck1.html\n" + res.out in doc
+    assert '$ hardsoft program run @dyck1 --input "())(" --trace dyck1.html\n' + res.out in doc
     source_text = (source.EXAMPLES / "dyck1.cr").read_text()
     body = [ln for ln in source_text.splitlines() if ln and not ln.startswith("// ")]
     assert "\n".join(body) in doc
