@@ -5,8 +5,8 @@ model of the named formula ``dyck1`` (``hardsoft formulas list``) on the same wo
 Every position's rounded output is compared with the C-RASP interpreter (for the program's
 model) or the logic evaluator (for the formula's model), and with the DYCK-1 prefix oracle
 (``hardsoft.languages``). Words: a random balanced string (n/2 pairs, rotated by the cycle
-lemma: one member prefix), a concatenation of random balanced blocks (thousands of member
-prefixes), and near misses made from the latter by one edit: one symbol flipped (the counts
+lemma: one member prefix), a concatenation of random balanced blocks (about two thousand
+member prefixes), and near misses made from the latter by one edit: one symbol flipped (the counts
 end unequal), and a ``(`` at height 0 swapped with the next ``)`` (equal counts, a prefix
 dips below zero). Times are one
 forward pass each with the fast attention paths (docs/model.md, "Fast paths"), float64, CPU.
