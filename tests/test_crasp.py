@@ -295,15 +295,19 @@ def test_huge_constants_do_not_overflow() -> None:
 # ------------------------------------------------------------------ translation and compilation
 
 
-def test_translation_agrees_with_the_interpreter_on_random_programs() -> None:
-    """Every Boolean statement's formula, by the logic evaluator, on every word to length 6."""
-    for text, prog in _random_programs(7, 60):
-        for n in range(1, 7):
+def translation_agrees(seed: int, count: int, top: int) -> None:
+    """Every Boolean statement's formula, by the logic evaluator, on every word to ``top``."""
+    for text, prog in _random_programs(seed, count):
+        for n in range(1, top + 1):
             ids = all_strings(2, n)
             values = prog.values(ids)
             for name, formula in prog.formulas.items():
                 got = evaluate(formula, ids, list(prog.alphabet))
                 assert np.array_equal(got, values[name]), (text, name)
+
+
+def test_translation_agrees_with_the_interpreter_on_random_programs() -> None:
+    translation_agrees(7, 40, 6)
 
 
 def test_translation_desugars_exactly() -> None:
@@ -329,22 +333,27 @@ def _checked(prog, target: str, **options) -> dict:
     return check_model(model, reference, readout="outputs", numeric=numeric, **options)
 
 
-def test_compiled_random_programs_agree_with_the_interpreter() -> None:
-    """As the compiler's tests do for formulas: random programs, hard and soft-temperature
-    models, every position of every word to length 5 and random words at n = 60."""
+def compiled_agree(seed: int, count: int, top: int, long: int) -> None:
+    """Random programs compiled to ``hard`` and ``soft-temperature``, checked against the
+    interpreter at every position of every word to ``top`` and random words at ``long``."""
     checked = 0
-    for _, prog in _random_programs(21, 40):
+    for _, prog in _random_programs(seed, 5 * count):
         size = len(subnodes(prog.formulas[prog.statements[-1]]))
         if not 8 <= size <= 70:
             continue
         for target in ("hard", "soft-temperature"):
-            rep = _checked(prog, target, exhaustive_max_n=5, random_n=[60], samples=6)
+            rep = _checked(prog, target, exhaustive_max_n=top, random_n=[long], samples=6)
             assert rep["mismatches"] == 0, (target, prog.text, rep["first_mismatch"])
             assert rep["max_abs_error"] == 0.0
         checked += 1
-        if checked == 8:
+        if checked == count:
             break
-    assert checked == 8
+    assert checked == count
+
+
+def test_compiled_random_programs_agree_with_the_interpreter() -> None:
+    """As the compiler's tests do for formulas."""
+    compiled_agree(21, 8, 5, 60)
 
 
 def test_compiled_model_metadata_follows_the_contract() -> None:
@@ -371,14 +380,14 @@ def test_compiled_model_metadata_follows_the_contract() -> None:
 # ------------------------------------------------------------------ decompiling back
 
 
-def test_decompiled_random_programs_round_trip() -> None:
+def decompiled_round_trip(seed: int, count: int) -> None:
     """program → hard model → decompiled formulas → C-RASP program: equal on every word up to
-    length 8 where the decompiled formulas lie in C-RASP (they do for compiled programs)."""
+    length 8 (the decompiled formulas of compiled programs lie in C-RASP)."""
     from hardsoft.decompile import decompile
     from hardsoft.programs.crasp.emit import to_crasp
 
     done = 0
-    for _, prog in _random_programs(31, 60):
+    for _, prog in _random_programs(seed, 20 * count):
         size = len(subnodes(prog.formulas[prog.statements[-1]]))
         if not 6 <= size <= 24:
             continue
@@ -391,9 +400,13 @@ def test_decompiled_random_programs_round_trip() -> None:
             ids = all_strings(2, n)
             assert np.array_equal(prog.values(ids)[last], back.values(ids)[back.statements[-1]])
         done += 1
-        if done == 3:
+        if done == count:
             break
-    assert done == 3
+    assert done == count
+
+
+def test_decompiled_random_programs_round_trip() -> None:
+    decompiled_round_trip(31, 2)
 
 
 def test_emit_refuses_what_c_rasp_cannot_say() -> None:

@@ -150,6 +150,12 @@ def test_numeric_and_onehot_outputs_are_compared_by_their_encoding() -> None:
     options = dict(exhaustive_max_n=4, random_n=[9], samples=3)
     rep = check_model(model, reference, readout="outputs", numeric=numeric, **options)
     assert rep["mismatches"] == 0 and rep["checked_positions"] > 0
+    # an undefined value (None, e.g. an aggregate over nothing) is skipped, not compared
+    prog._values["frac"] = lambda key: [None, *list(frac(key))[1:]]
+    reference, numeric, _ = program_reference(model, prog)
+    assert np.isnan(reference(np.array([[0, 1]]))[0, 0, 0])
+    rep = check_model(model, reference, readout="outputs", numeric=numeric, **options)
+    assert rep["mismatches"] == 0
     prog._values["frac"] = lambda key: frac(key) + 1e-3 * len(key)
     reference, numeric, _ = program_reference(model, prog)
     rep = check_model(model, reference, readout="outputs", numeric=numeric, **options)

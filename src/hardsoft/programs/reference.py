@@ -103,8 +103,13 @@ def _encode(spec: OutputSpec, values: np.ndarray) -> np.ndarray:
     n = values.shape[1]
     if spec.encoding == "onehot":
         return np.vectorize(lambda v: float(v == spec.value), otypes=[float])(values)
-    undefined = np.vectorize(lambda v: v is None, otypes=[bool])(values)
-    col = np.where(undefined, np.nan, np.where(undefined, 0, values)).astype(np.float64)
+    if values.dtype == object:  # a per-word interpreter's values: None is undefined
+        undefined = np.vectorize(lambda v: v is None, otypes=[bool])(values)
+        col = np.where(undefined, 0, values).astype(np.float64)
+        col[undefined] = np.nan
+    else:
+        undefined = np.zeros(values.shape, bool)
+        col = values.astype(np.float64)
     if spec.encoding == "bool":
         return np.where(undefined, np.nan, col != 0).astype(np.float64)
     unit = spec.unit or ""
