@@ -380,19 +380,31 @@ def test_compiled_model_metadata_follows_the_contract() -> None:
 # ------------------------------------------------------------------ decompiling back
 
 
-def decompiled_round_trip(seed: int, count: int) -> None:
+MAX_CLASSES = 400
+"""Random programs whose hard models have more classes per block are skipped by the round
+trip (one with 1,378 classes took decompile four minutes to relate its count comparisons)."""
+
+
+def decompiled_round_trip(seed: int, count: int) -> int:
     """program → hard model → decompiled formulas → C-RASP program: equal on every word up to
-    length 8 (the decompiled formulas of compiled programs lie in C-RASP)."""
+    length 8 (the decompiled formulas of compiled programs lie in C-RASP). Models decompile
+    refuses (too many classes; a head reading counts at the attended position) are skipped
+    and counted; ``count`` programs must make the round trip."""
     from hardsoft.decompile import decompile
     from hardsoft.programs.crasp.emit import to_crasp
 
-    done = 0
+    done = refused = 0
     for _, prog in _random_programs(seed, 20 * count):
         size = len(subnodes(prog.formulas[prog.statements[-1]]))
         if not 6 <= size <= 24:
             continue
         model = prog.compile("hard")
-        d = decompile(model, verify_n=4, random_words=0)
+        try:  # decompile's domain and speed are not what this tests (docs/decompile.md)
+            d = decompile(model, verify_n=4, random_words=0, max_classes=MAX_CLASSES)
+        except HardsoftError as exc:
+            assert "more than --max-classes" in str(exc) or "cannot name" in str(exc)
+            refused += 1
+            continue
         text = to_crasp(list(zip(model.spec.output_names, d.formulas)), prog.alphabet)
         back = from_text(text)
         last = prog.statements[-1]
@@ -403,6 +415,7 @@ def decompiled_round_trip(seed: int, count: int) -> None:
         if done == count:
             break
     assert done == count
+    return refused
 
 
 def test_decompiled_random_programs_round_trip() -> None:

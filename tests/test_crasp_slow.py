@@ -18,4 +18,6 @@ def test_many_compiled_random_programs() -> None:
 
 
 def test_many_decompiled_random_programs() -> None:
-    decompiled_round_trip(103, 10)
+    refused = decompiled_round_trip(103, 10)
+    assert refused <= 10  # most compiled programs decompile (the count is in docs/programs.md)
+    print(f"decompile refused {refused} models on the way to 10 round trips")
