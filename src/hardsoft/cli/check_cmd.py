@@ -56,6 +56,24 @@ def _print_by_length(report: dict) -> None:
     console.print(table)
 
 
+def _check_program(model, file: str, options: dict) -> dict:
+    """:func:`hardsoft.check.check_model` against a program file's interpreter (its alphabet
+    is the model's)."""
+    from hardsoft.check import check_model
+    from hardsoft.programs.reference import program_reference
+    from hardsoft.programs.source import load_program
+
+    prog = load_program(file, alphabet="".join(model.spec.alphabet))
+    reference, numeric, specs = program_reference(model, prog)
+    report = check_model(model, reference, readout="outputs", numeric=numeric, **options)
+    report["reference"] = {
+        "program": str(file),
+        "notation": prog.notation.value,
+        "outputs": {s.name: s.statement for s in specs},
+    }
+    return report
+
+
 @app.command("check")
 def check_cmd(
     model_path: Path = path_argument("MODEL", "A .safetensors model file."),
@@ -68,6 +86,12 @@ def check_cmd(
     ),
     language: str = typer.Option(
         None, "--language", "-l", help="Compare with this language's prefix oracle (or task)."
+    ),
+    program: str = typer.Option(
+        None,
+        "--program",
+        help="Compare every output with its statement in this program file's interpreter "
+        "(.cr, .brasp, FILE.py:NAME; @NAME a shipped example).",
     ),
     exhaustive_max_n: int = int_option(
         12, "--exhaustive-max-n", lo=0, help="Check every string up to this length."
@@ -94,8 +118,9 @@ def check_cmd(
     stream_chunk: int = typer.Option(1 << 16, "--chunk", help="Positions per chunk with --stream."),
 ) -> None:
     """Check MODEL at every position of every string up to --exhaustive-max-n and of
-    --samples random strings per --random-n length, against --formula (the logic evaluator)
-    or --language (the prefix oracle). Exits 1 if any position disagrees.
+    --samples random strings per --random-n length, against --formula (the logic evaluator),
+    --language (the prefix oracle) or --program (a program's interpreter, every output by the
+    encoding the model declares). Exits 1 if any position disagrees.
 
     By default: every string of length 1 to 12 (8,190 strings over two symbols; lengths past
     65,536 strings are sampled instead) and 32 random strings at each of n = 100, 1,000 and
@@ -115,10 +140,12 @@ def check_cmd(
     from hardsoft.model.fastpath import fast_paths
     from hardsoft.model.precision import precision_report
 
-    if (not formula) == (language is None):
-        raise HardsoftError("give exactly one of --formula and --language")
+    if sum([bool(formula), language is not None, program is not None]) != 1:
+        raise HardsoftError("give exactly one of --formula, --language and --program")
     lengths = parse_int_list(random_n, "--random-n", lo=1) if random_n.strip() else []
     model = apply_dtype(load_model(model_path, device=device), dtype)
+    if (stream or input_file is not None) and program is not None:
+        raise HardsoftError("--stream checks against --formula or --language, not --program")
     if stream or input_file is not None:
         return check_streamed(
             model, model_path, formula, language, input_file, stream_chunk, as_json, stream
@@ -137,6 +164,8 @@ def check_cmd(
             given = expand_named(formula_options(formula, tuple(model.spec.output_names)))
             report = check_formula(model, given, **options)
             report["reference"] = {"formula": given}
+        elif program is not None:
+            report = _check_program(model, program, options)
         else:
             report = check_language(model, language, **options)
             report["reference"] = {"language": language}

@@ -15,6 +15,7 @@ from hardsoft.cli.common import (
     path_argument,
     print_json,
 )
+from hardsoft.errors import HardsoftError
 
 
 @app.command("decompile")
@@ -40,6 +41,12 @@ def decompile_cmd(
         False, "--harden", help="Harden softmax heads first (leftmost); describes that model."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    notation: str = typer.Option(
+        "ltl",
+        "--as",
+        help="ltl (formulas, one per output) or crasp (a C-RASP program, where the formulas "
+        "lie in C-RASP; -o writes the .cr file).",
+    ),
 ) -> None:
     """Decompile a hard-attention transformer into one formula per output, exact at every length.
 
@@ -61,6 +68,8 @@ def decompile_cmd(
     from hardsoft.model import load_model
     from hardsoft.model.io import atomic_write
 
+    if notation not in AS_NOTATIONS:
+        raise HardsoftError(f"--as {notation!r}: one of {', '.join(AS_NOTATIONS)}")
     model = load_model(model_path)
     if random_words:  # a word of up to --random-max-n symbols, and the model run on it
         from hardsoft import memory
@@ -87,9 +96,15 @@ def decompile_cmd(
         if show:
             status.stop()
     info = result.to_dict()
+    program = None
+    if notation == "crasp":
+        program = _as_crasp(model, result, model_path)
+        info["notation"], info["program"] = "crasp", program
     if out is not None:
         if out.suffix == ".json":
             text = json.dumps(info, indent=2) + "\n"
+        elif program is not None:
+            text = program
         else:
             text = "".join(to_text(f) + "\n" for f in result.formulas)
         atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
@@ -98,8 +113,27 @@ def decompile_cmd(
         print_json(info)
     else:
         _print(info, result.hardened)
+        if program is not None:
+            print("C-RASP program (program run / check --program read it):")
+            print(program, end="")
     if result.agrees is False:  # the check against the model failed: not a success
         raise typer.Exit(1)
+
+
+AS_NOTATIONS = ("ltl", "crasp")
+"""What ``decompile --as`` writes."""
+
+
+def _as_crasp(model, result, model_path: Path) -> str:
+    """The decompiled formulas as a C-RASP program (one-line refusal naming the output and
+    the operator where a formula is not in C-RASP)."""
+    from hardsoft.model.readout import output_names
+    from hardsoft.programs.crasp.emit import to_crasp
+
+    names = list(output_names(model))
+    outputs = list(zip(names, result.formulas))
+    header = f"decompiled by hardsoft from {model_path.name}"
+    return to_crasp(outputs, model.spec.alphabet, header=header)
 
 
 def _print(info: dict, hardened: bool) -> None:

@@ -354,3 +354,25 @@ def _decompile_trained(m: Mapping[str, Any]) -> tuple[str, str]:
         key += f"; {refused} refused (too many classes)"
     # a refusal leaves a model unchecked; only a formula that differs from its model deviates
     return (EXTENDS if exact == len(done) else DEVIATES), key
+
+
+@claim(
+    "programs",
+    claim="Programs in the theory's own notations compile to transformers exact at every "
+    "length: C-RASP (counting) programs to hard attention, to softmax with τ(n) and to τ = 1 "
+    "with unbounded position features",
+    paper="Yang & Chiang (COLM 2024), C-RASP; Yang et al. (2026) §4 (counting formulas)",
+    what_ran="every shipped example program (Dyck-1 and a^n b^n c^n of Yang & Chiang, majority, "
+    "first/last symbol, Huang et al.'s (aa)* and contains-ab) compiled to each target it "
+    "supports, every output checked against the program's own interpreter",
+)
+def _programs(m: Mapping[str, Any]) -> tuple[str, str]:
+    bad = int(m["mismatches"])
+    key = (
+        f"{int(m['models'])} models from {int(m['programs'])} programs "
+        f"({', '.join(m['notations'])}); {bad} mismatches in "
+        f"{int(m['checked_positions']):,} positions"
+    )
+    if int(m["refused"]):
+        key += f"; {int(m['refused'])} target(s) refused"
+    return (EXTENDS if bad == 0 and bool(m["all_exact"]) else DEVIATES), key
