@@ -69,6 +69,11 @@ def check_cmd(
     language: str = typer.Option(
         None, "--language", "-l", help="Compare with this language's prefix oracle (or task)."
     ),
+    program: str = typer.Option(
+        None,
+        "--program",
+        help="Compare every output with this program's interpreter (a .brasp file).",
+    ),
     exhaustive_max_n: int = int_option(
         12, "--exhaustive-max-n", lo=0, help="Check every string up to this length."
     ),
@@ -95,7 +100,8 @@ def check_cmd(
 ) -> None:
     """Check MODEL at every position of every string up to --exhaustive-max-n and of
     --samples random strings per --random-n length, against --formula (the logic evaluator)
-    or --language (the prefix oracle). Exits 1 if any position disagrees.
+    or --language (the prefix oracle) or --program (a program file's interpreter, every
+    output against its statement). Exits 1 if any position disagrees.
 
     A model with named outputs takes `--formula NAME=FORMULA` once per output; a task with
     symbol-valued targets (`induction-head`, `khopK`) reads a model whose outputs are named by
@@ -107,10 +113,12 @@ def check_cmd(
     from hardsoft.cli.common import load_model
     from hardsoft.model.fastpath import fast_paths
 
-    if (not formula) == (language is None):
-        raise HardsoftError("give exactly one of --formula and --language")
+    if sum([bool(formula), language is not None, program is not None]) != 1:
+        raise HardsoftError("give exactly one of --formula, --language and --program")
     lengths = parse_int_list(random_n, "--random-n", lo=1) if random_n.strip() else []
     model = apply_dtype(load_model(model_path, device=device), dtype)
+    if (stream or input_file is not None) and program is not None:
+        raise HardsoftError("--stream checks against a formula or a language, not --program")
     if stream or input_file is not None:
         return check_streamed(
             model, model_path, formula, language, input_file, stream_chunk, as_json, stream
@@ -124,7 +132,14 @@ def check_cmd(
         progress=None if as_json else (lambda msg: err_console.print(msg)),
     )
     with fast_paths("off" if dense else "auto"):
-        if formula:
+        if program is not None:
+            from hardsoft.check import check_model
+            from hardsoft.cli.program_files import program_reference
+
+            reference, described = program_reference(model, program)
+            report = check_model(model, reference, readout="outputs", **options)
+            report["reference"] = described
+        elif formula:
             given = expand_named(formula_options(formula, tuple(model.spec.output_names)))
             report = check_formula(model, given, **options)
             report["reference"] = {"formula": given}

@@ -85,7 +85,12 @@ def _print_summary(summary: dict) -> None:
 @app.command("program")
 def program_cmd(
     name: str = typer.Argument(
-        ..., help="'list', or a program: induction-head, khop, flipflop, dyck."
+        ...,
+        help="'list'; 'run FILE' or 'compile FILE' for a program file (.brasp: B-RASP); or a "
+        "built-in program: induction-head, khop, flipflop, dyck.",
+    ),
+    file: str | None = typer.Argument(
+        None, metavar="[FILE]", help="run / compile: the program file (.brasp)."
     ),
     k: int | None = int_option(
         None, "--k", lo=1, help="khop: the number of hops; dyck: the number of bracket types (1-3)."
@@ -102,7 +107,18 @@ def program_cmd(
         "logic: hard (default) | soft-temperature | soft-pe.",
     ),
     output: Path | None = output_file_option(
-        "-o", "--output", required=False, help="Write the model here."
+        "-o", "--out", required=False, help="Write the model here."
+    ),
+    statements: list[str] = typer.Option(
+        None,
+        "--output",
+        help="compile FILE: a statement to output (repeatable; default: the last statement).",
+    ),
+    inputs: list[str] = typer.Option(
+        None, "--input", "-i", help="run FILE: an input word (repeatable)."
+    ),
+    alphabet: str | None = typer.Option(
+        None, "--alphabet", help="run / compile FILE: the alphabet (default: the declared symbols)."
     ),
     eps: float = float_option(
         0.25,
@@ -117,10 +133,25 @@ def program_cmd(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Build a §6 task model by one of two routes (or list the programs with NAME = list)."""
+    """Build a §6 task model by one of two routes (or list the programs with NAME = list);
+    run or compile a program file (`program run FILE --input W`, `program compile FILE
+    --target T -o MODEL`; docs/programs.md)."""
     if name == "list":
         _list(as_json)
         return
+    if name in ("run", "compile"):
+        from hardsoft.cli import program_files as pf
+
+        if name == "run":
+            return pf.run_file(file, inputs or [], alphabet, as_json)
+        return pf.compile_file(file, target, masks, statements, output, alphabet, n, as_json)
+    if file is not None:
+        raise HardsoftError(f"program {name} takes no file (did you mean program run {file}?)")
+    if statements:
+        raise HardsoftError(
+            "--output names the statements of a program file (program compile FILE); write "
+            "the model with -o FILE"
+        )
     from hardsoft.model.io import save_model
     from hardsoft.programs.routes import ROUTE_TARGETS, ROUTES, build, check_route
 
