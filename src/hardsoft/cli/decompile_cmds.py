@@ -15,6 +15,14 @@ from hardsoft.cli.common import (
     path_argument,
     print_json,
 )
+from hardsoft.model.spec import _Option
+
+
+class DecompileAs(_Option):
+    """The notation ``decompile`` writes (``--as``)."""
+
+    LTL = "ltl"
+    BRASP = "brasp"
 
 
 @app.command("decompile")
@@ -39,6 +47,12 @@ def decompile_cmd(
     harden: bool = typer.Option(
         False, "--harden", help="Harden softmax heads first (leftmost); describes that model."
     ),
+    notation: str = typer.Option(
+        "ltl",
+        "--as",
+        help="ltl: hardsoft's logic (default); brasp: a B-RASP program (program run and the "
+        "b-rasp.github.io simulator read it; unique-hard models without counting).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Decompile a hard-attention transformer into one formula per output, exact at every length.
@@ -50,8 +64,8 @@ def decompile_cmd(
     are polynomials in i, n and counts #<[phi], #>[phi], and feed-forward signs and readout
     thresholds that are linear count comparisons (LTL[C,+], Yang, Strobl, Chiang & Angluin,
     TACL 2026). The formulas (hardsoft's logic syntax: `hardsoft eval`, `compile`,
-    `check --formula` read them) are then checked against the model on every word up to
-    --verify-n and on random words. Softmax heads (without --harden), layer norm on counting
+    `check --formula` read them; `--as brasp` writes them as a B-RASP program instead) are
+    then checked against the model on every word up to --verify-n and on random words. Softmax heads (without --harden), layer norm on counting
     models and non-linear count comparisons are refused with one line. On a terminal, without
     --json, stderr shows the stage (block, writing, checking). Exit code 1 when the check
     finds the model disagreeing with the formulas (its own rounding decides a tie or a
@@ -61,6 +75,7 @@ def decompile_cmd(
     from hardsoft.model import load_model
     from hardsoft.model.io import atomic_write
 
+    written_as = DecompileAs.parse(notation, "--as notation")
     model = load_model(model_path)
     status = err_console.status("decompiling", spinner="dots")
     show = err_console.is_terminal and not as_json
@@ -80,15 +95,33 @@ def decompile_cmd(
         if show:
             status.stop()
     info = result.to_dict()
+    program = None
+    if written_as is DecompileAs.BRASP:
+        from hardsoft.programs.brasp.from_ltl import decompiled_program
+
+        program = decompiled_program(result.outputs, model.spec.alphabet)
+        info["notation"] = "brasp"
+        info["program"] = program
     if out is not None:
         if out.suffix == ".json":
             text = json.dumps(info, indent=2) + "\n"
+        elif program is not None:
+            text = program
         else:
             text = "".join(to_text(f) + "\n" for f in result.formulas)
         atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
         info["path"] = str(out)
     if as_json:
         print_json(info)
+    elif program is not None and out is None:
+        print(program, end="")  # the program alone on stdout (redirect it to a file)
+        v = info["verified"]
+        agree = v["positions"] - v["mismatches"]
+        err_console.print(
+            f"decompiled to B-RASP; the formulas agree with the model at {agree:,} of "
+            f"{v['positions']:,} checked positions",
+            markup=False,
+        )
     else:
         _print(info, result.hardened)
     if result.agrees is False:  # the check against the model failed: not a success
