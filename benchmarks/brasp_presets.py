@@ -107,9 +107,7 @@ def exhaustive_n(alphabet: tuple[str, ...], binary: int, three: int, more: int) 
 
 
 def words_upto(alphabet: tuple[str, ...], n: int) -> list[str]:
-    return [
-        "".join(t) for m in range(1, n + 1) for t in itertools.product(alphabet, repeat=m)
-    ]
+    return ["".join(t) for m in range(1, n + 1) for t in itertools.product(alphabet, repeat=m)]
 
 
 def reference(program, outputs: list[str]):
@@ -263,9 +261,7 @@ def main() -> int:
                         positions += len(w)
                         bad += int((theirs != vec).sum())
                 failures += bad > 0
-                sim_rows.append(
-                    f"| {title} | {which} | {len(ws)} | {positions} | {bad} |"
-                )
+                sim_rows.append(f"| {title} | {which} | {len(ws)} | {positions} | {bad} |")
     report = [
         "# The b-rasp.github.io presets, compiled and checked",
         "",

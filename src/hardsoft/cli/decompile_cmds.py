@@ -65,9 +65,9 @@ def decompile_cmd(
     thresholds that are linear count comparisons (LTL[C,+], Yang, Strobl, Chiang & Angluin,
     TACL 2026). The formulas (hardsoft's logic syntax: `hardsoft eval`, `compile`,
     `check --formula` read them; `--as brasp` writes them as a B-RASP program instead) are
-    then checked against the model on every word up to --verify-n and on random words. Softmax heads (without --harden), layer norm on counting
-    models and non-linear count comparisons are refused with one line. On a terminal, without
-    --json, stderr shows the stage (block, writing, checking). Exit code 1 when the check
+    then checked against the model on every word up to --verify-n and on random words.
+    Softmax heads (without --harden), layer norm on counting models and non-linear count
+    comparisons are refused with one line. On a terminal, without --json, stderr shows the stage (block, writing, checking). Exit code 1 when the check
     finds the model disagreeing with the formulas (its own rounding decides a tie or a
     comparison differently; the output says so). See docs/decompile.md."""
     from hardsoft.decompile import decompile
