@@ -67,9 +67,10 @@ def decompile_cmd(
     `check --formula` read them; `--as brasp` writes them as a B-RASP program instead) are
     then checked against the model on every word up to --verify-n and on random words.
     Softmax heads (without --harden), layer norm on counting models and non-linear count
-    comparisons are refused with one line. On a terminal, without --json, stderr shows the stage (block, writing, checking). Exit code 1 when the check
-    finds the model disagreeing with the formulas (its own rounding decides a tie or a
-    comparison differently; the output says so). See docs/decompile.md."""
+    comparisons are refused with one line. On a terminal, without --json, stderr shows the
+    stage (block, writing, checking). Exit code 1 when the check finds the model disagreeing
+    with the formulas (its own rounding decides a tie or a comparison differently; the output
+    says so). See docs/decompile.md."""
     from hardsoft.decompile import decompile
     from hardsoft.logic.syntax import to_text
     from hardsoft.model import load_model
