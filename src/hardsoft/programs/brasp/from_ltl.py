@@ -176,7 +176,9 @@ def ltl_to_brasp(outputs: Sequence[tuple[str, L.Formula]], alphabet: Sequence[st
     order: list[L.Formula] = []
     for root in roots:
         for sub in subnodes(root):
-            if isinstance(sub, L.Formula) and sub not in parents:
+            if not isinstance(sub, L.Formula):
+                continue  # no terms: _check refused counting
+            if sub not in parents:
                 parents[sub] = set()
                 order.append(sub)
             for child in children(sub):
