@@ -15,6 +15,7 @@ from hardsoft.cli.common import (
     path_argument,
     print_json,
 )
+from hardsoft.errors import HardsoftError
 from hardsoft.model.spec import _Option
 
 
@@ -78,6 +79,8 @@ def decompile_cmd(
 
     written_as = DecompileAs.parse(notation, "--as notation")
     model = load_model(model_path)
+    if written_as is DecompileAs.BRASP:
+        _require_unique_hard(model)
     status = err_console.status("decompiling", spinner="dots")
     show = err_console.is_terminal and not as_json
     if show:
@@ -127,6 +130,22 @@ def decompile_cmd(
         _print(info, result.hardened)
     if result.agrees is False:  # the check against the model failed: not a success
         raise typer.Exit(1)
+
+
+def _require_unique_hard(model) -> None:
+    """``--as brasp`` is for models whose formulas need no counting: refused at once (one
+    line) for average-hard heads and position features with unboundedly many values."""
+    from hardsoft.model.features import parse_feature
+    from hardsoft.model.spec import Weighting
+
+    heads = [h for layer in model.spec.layers for h in layer.heads]
+    unbounded = [f for f in model.spec.position_features if parse_feature(f).cases is None]
+    if any(h.weighting is Weighting.AVERAGE for h in heads) or unbounded:
+        what = f"position feature {unbounded[0]!r}" if unbounded else "average-hard heads"
+        raise HardsoftError(
+            f"--as brasp: the model's {what} make its formulas count, which B-RASP cannot "
+            "express; decompile it to formulas (--as ltl)"
+        )
 
 
 def _print(info: dict, hardened: bool) -> None:

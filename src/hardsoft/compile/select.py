@@ -32,6 +32,7 @@ from hardsoft.compile.ir import (
     FALSE,
     TRUE,
     Attention,
+    BAtom,
     BNode,
     BSelect,
     mk_and,
@@ -52,33 +53,49 @@ Side = Callable[[tuple[bool, ...]], BNode]
 Assignment = tuple[bool, ...]
 
 
+def _possible(bits: Sequence[BNode], u: Assignment) -> bool:
+    """Whether an assignment can occur: a position has one symbol, so at most one symbol
+    atom among the bits is true."""
+    return sum(1 for x, b in zip(bits, u) if b and isinstance(x, BAtom)) <= 1
+
+
 def _classes(
     bits: Sequence[BNode], score: Side, value: Side
 ) -> tuple[list[int], dict[tuple[BNode, BNode], list[Assignment]]]:
     """The query bits the operation depends on, and the classes: ``(g, h)`` → the
-    assignments of those bits that give them."""
+    (possible) assignments of those bits that give them."""
     table: dict[Assignment, tuple[BNode, BNode] | None] = {}
     for u in itertools.product((False, True), repeat=len(bits)):
+        if not _possible(bits, u):
+            continue
         g = score(u)
         table[u] = None if g == FALSE else (g, mk_and(g, value(u)))
+
+    def flip(u: Assignment, t: int) -> Assignment:
+        return u[:t] + (not u[t],) + u[t + 1 :]
+
     relevant = [
         t
         for t in range(len(bits))
-        if any(table[u] != table[u[:t] + (not u[t],) + u[t + 1 :]] for u in table if not u[t])
+        if any(flip(u, t) in table and table[u] != table[flip(u, t)] for u in table)
     ]
     cells: dict[tuple[BNode, BNode], list[Assignment]] = {}
     for v in itertools.product((False, True), repeat=len(relevant)):
         where = dict(zip(relevant, v))
-        pair = table[tuple(where.get(t, False) for t in range(len(bits)))]
+        u = tuple(where.get(t, False) for t in range(len(bits)))
+        pair = table.get(u)
         if pair is not None:
             cells.setdefault(pair, []).append(v)
     return relevant, cells
 
 
 def _gate(cells: list[Assignment], bits: list[BNode]) -> BNode:
-    """A Boolean of ``bits`` true exactly on ``cells``: a constant, a literal, or a sum of
-    minterms (or one minus such a sum, whichever has fewer)."""
-    everything = list(itertools.product((False, True), repeat=len(bits)))
+    """A Boolean of ``bits`` true exactly on ``cells`` among the possible assignments: a
+    constant, a literal, or a sum of minterms (or one minus such a sum, whichever has
+    fewer); impossible assignments are don't-cares."""
+    everything = [
+        v for v in itertools.product((False, True), repeat=len(bits)) if _possible(bits, v)
+    ]
     chosen = set(cells)
     if len(chosen) == len(everything):
         return TRUE
@@ -88,7 +105,12 @@ def _gate(cells: list[Assignment], bits: list[BNode]) -> BNode:
                 return x if bit else mk_not(x)
 
     def minterm(v: Assignment) -> BNode:
-        return mk_and(*(x if b else mk_not(x) for x, b in zip(bits, v)))
+        lits = [x if b else mk_not(x) for x, b in zip(bits, v)]
+        if any(b and isinstance(x, BAtom) for x, b in zip(bits, v)):  # the symbol decides
+            lits = [x for x, b in zip(bits, v) if b and isinstance(x, BAtom)] + [
+                lit for lit, x in zip(lits, bits) if not isinstance(x, BAtom)
+            ]
+        return mk_and(*lits)
 
     others = [v for v in everything if v not in chosen]
     if len(others) < len(chosen):

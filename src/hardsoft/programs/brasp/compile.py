@@ -18,7 +18,18 @@ from typing import Any
 
 from hardsoft.compile.certificate import model_certificate
 from hardsoft.compile.compiler import build_model
-from hardsoft.compile.ir import BAtom, BConst, BNode, const, mk_and, mk_not, mk_or, node
+from hardsoft.compile.ir import (
+    BAtom,
+    BConst,
+    BNode,
+    BSum,
+    const,
+    mk_and,
+    mk_not,
+    mk_or,
+    mk_sum,
+    node,
+)
 from hardsoft.compile.select import mk_attention
 from hardsoft.compile.targets import MaskMode, Target
 from hardsoft.errors import HardsoftError
@@ -52,10 +63,24 @@ def lower_expr(e: Expr, at_i: Mapping[str, BNode], at_j: Mapping[str, BNode]) ->
         return (at_i if e.var is Var.I else at_j)[e.name]
     if isinstance(e, Not):
         return mk_not(lower_expr(e.arg, at_i, at_j))
-    if isinstance(e, And):
-        return mk_and(lower_expr(e.left, at_i, at_j), lower_expr(e.right, at_i, at_j))
-    assert isinstance(e, Or)
-    return mk_or(lower_expr(e.left, at_i, at_j), lower_expr(e.right, at_i, at_j))
+    assert isinstance(e, (And, Or))
+    left, right = lower_expr(e.left, at_i, at_j), lower_expr(e.right, at_i, at_j)
+    symbols = _symbols(left), _symbols(right)
+    if symbols[0] is not None and symbols[1] is not None:
+        # one symbol per position: a disjunction of symbols is their sum (no layer), a
+        # conjunction their common ones
+        both = symbols[0] & symbols[1] if isinstance(e, And) else symbols[0] | symbols[1]
+        return mk_sum(*both)
+    return mk_and(left, right) if isinstance(e, And) else mk_or(left, right)
+
+
+def _symbols(x: BNode) -> set[BNode] | None:
+    """The symbols of a node that is one symbol or a sum of symbols (else None)."""
+    if isinstance(x, BAtom):
+        return {x}
+    if isinstance(x, BSum) and all(isinstance(a, BAtom) for a in x.args):
+        return set(x.args)
+    return None
 
 
 def _attention(s: Attend, nodes: Mapping[str, BNode], nonstrict: bool) -> BNode:
