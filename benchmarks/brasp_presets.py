@@ -91,6 +91,55 @@ def _dyck2(w: str) -> bool:
     return depth == 0
 
 
+def _dyck2_sample(n: int, rng: np.random.Generator) -> str:
+    """A word of Dyck-1 of depth at most 2 (blocks l (lr)^k r), cut or padded to length n."""
+    out = ""
+    while len(out) < n:
+        out += "l" + "lr" * int(rng.integers(0, 4)) + "r"
+    return out[:n] if n % 2 else out[: n - 1] + "r"
+
+
+def _ab_sample(n: int, rng: np.random.Generator) -> str:
+    return ("ab" * n)[:n]
+
+
+def _abc_sample(n: int, rng: np.random.Generator) -> str:
+    """A word of {a,b,c}*a{b,c}*ba*."""
+    k = int(rng.integers(0, max(1, n - 2)))
+    rest = n - k - 2
+    m = int(rng.integers(0, rest + 1)) if rest > 0 else 0
+    head = "".join(rng.choice(list("abc"), size=k))
+    return head + "a" + "".join(rng.choice(list("bc"), size=m)) + "b" + "a" * (rest - m)
+
+
+SAMPLERS = {
+    "Dyck-1 of depth 2": _dyck2_sample,
+    "(ab)^+": _ab_sample,
+    "{a,b,c}*a{b,c}*ba*": _abc_sample,
+}
+"""Long random words that are members, or one symbol away from one: uniform random words of
+these languages are almost never members, which would test only rejection."""
+
+
+def sampler(title: str, alphabet: tuple[str, ...]):
+    make = SAMPLERS.get(title)
+
+    def sample(n: int, count: int, rng: np.random.Generator) -> np.ndarray:
+        rows = []
+        for k in range(count):
+            if make is None or k % 3 == 2:  # a third uniform
+                rows.append(rng.integers(0, len(alphabet), size=n))
+                continue
+            w = list(make(n, rng))
+            if k % 3 == 1:  # a near-member: one position changed
+                p = int(rng.integers(n))
+                w[p] = str(rng.choice([a for a in alphabet if a != w[p]]))
+            rows.append(np.array([alphabet.index(c) for c in w]))
+        return np.stack(rows)
+
+    return sample
+
+
 ORACLES = {
     "Dyck-1 of depth 2": ("Dyck-1 words of depth at most 2 (a counter)", _dyck2),
     "(ab)^+": ("regex (ab)+", lambda w: re.fullmatch("(ab)+", w) is not None),
@@ -186,6 +235,7 @@ def main() -> int:
         p = prog.program
         alpha = p.alphabet
         out = [p.names[-1]]
+        every = [s for s in p.names if not s.startswith("Q_") or s == p.names[-1]]
         for target in ("hard", "soft-temperature", "soft-pe"):
             for masks in ("strict", "nonstrict"):
                 required = target != "soft-pe" and masks == "strict"
@@ -195,14 +245,18 @@ def main() -> int:
                 model = prog.compile(target, masks=masks, outputs=out)
                 secs = time.perf_counter() - t0
                 c = model.meta["certificate"]
+                # checked: a model with every statement as an output, at every position
+                checked = prog.compile(target, masks=masks, outputs=every)
                 t0 = time.perf_counter()
                 rep = check_model(
-                    model,
-                    reference(p, out),
+                    checked,
+                    reference(p, every),
                     exhaustive_max_n=ex,
                     random_n=long_n,
                     samples=args.samples,
                     readout="outputs",
+                    sampler=sampler(title, alpha),
+                    seed=1,
                 )
                 failures += rep["mismatches"] > 0
                 rows.append(
@@ -275,7 +329,12 @@ def main() -> int:
         f"SIMULATOR_DIR --node-modules DIR --out benchmarks/results/brasp_presets.md` "
         f"(`--samples {args.samples}`, `--long {args.long}`).",
         "",
-        "## Compiled models against hardsoft's interpreter (output: the last statement)",
+        "## Compiled models against hardsoft's interpreter",
+        "",
+        "Sizes are those of the default model (output: the last statement). The check "
+        "compiles every statement as an output and compares each at every position; the "
+        "long random words of the three languages with an oracle are members, members with "
+        "one symbol changed, and uniform words (a third each).",
         "",
         "| preset | target | masks | layers | heads | width | parameters | compile | words "
         "| mismatching words | max abs error | check time |",

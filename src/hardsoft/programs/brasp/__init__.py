@@ -30,6 +30,8 @@ class BraspProgram:
     program: Program
     name: str
     source: str
+    where: str = ""
+    """Prefixes error messages (the file name)."""
     notation: Notation = Notation.BRASP
 
     @property
@@ -66,6 +68,7 @@ class BraspProgram:
             max_len=max_len,
             name=self.name,
             source=self.source,
+            where=self.where,
         )
 
 
@@ -75,7 +78,7 @@ def read_program(
     """A B-RASP program from its text (``alphabet``: the symbols, default the declared ones
     in order; ``where`` prefixes error messages)."""
     alpha = validate.alphabet(alphabet) if alphabet is not None else None
-    return BraspProgram(parse_program(text, alpha, where), name, text)
+    return BraspProgram(parse_program(text, alpha, where), name, text, where)
 
 
 def load(path: Path, *, alphabet: str | None = None, name: str | None = None) -> BraspProgram:

@@ -19,6 +19,7 @@ from typing import Any
 from hardsoft.compile.certificate import model_certificate
 from hardsoft.compile.compiler import build_model
 from hardsoft.compile.ir import (
+    BAnd,
     BAtom,
     BConst,
     BNode,
@@ -63,15 +64,52 @@ def lower_expr(e: Expr, at_i: Mapping[str, BNode], at_j: Mapping[str, BNode]) ->
         return (at_i if e.var is Var.I else at_j)[e.name]
     if isinstance(e, Not):
         return mk_not(lower_expr(e.arg, at_i, at_j))
-    assert isinstance(e, (And, Or))
+    if isinstance(e, Or):
+        return _disjunction([lower_expr(d, at_i, at_j) for d in _disjuncts(e)])
+    assert isinstance(e, And)
     left, right = lower_expr(e.left, at_i, at_j), lower_expr(e.right, at_i, at_j)
     symbols = _symbols(left), _symbols(right)
     if symbols[0] is not None and symbols[1] is not None:
-        # one symbol per position: a disjunction of symbols is their sum (no layer), a
-        # conjunction their common ones
-        both = symbols[0] & symbols[1] if isinstance(e, And) else symbols[0] | symbols[1]
-        return mk_sum(*both)
-    return mk_and(left, right) if isinstance(e, And) else mk_or(left, right)
+        return mk_sum(*(symbols[0] & symbols[1]))  # one symbol per position
+    return mk_and(left, right)
+
+
+def _disjuncts(e: Expr) -> list[Expr]:
+    return [*_disjuncts(e.left), *_disjuncts(e.right)] if isinstance(e, Or) else [e]
+
+
+def _disjunction(nodes: list[BNode]) -> BNode:
+    """``∨`` of ``nodes``: disjuncts that provably exclude each other are added (a sum costs
+    no layer, and sums of attention results stay in their head's feed-forward); the groups
+    are joined by ``mk_or``."""
+    groups: list[list[BNode]] = []
+    for x in nodes:
+        for g in groups:
+            if all(_exclusive(x, y) for y in g):
+                g.append(x)
+                break
+        else:
+            groups.append([x])
+    return mk_or(*(mk_sum(*g) if len(g) > 1 else g[0] for g in groups))
+
+
+def _literals(x: BNode) -> tuple[BNode, ...]:
+    return x.args if isinstance(x, BAnd) else (x,)
+
+
+def _exclusive(x: BNode, y: BNode) -> bool:
+    """Whether ``x`` and ``y`` can never hold together: a conjunct of one is a different
+    symbol than a conjunct of the other (one symbol per position), or its negation."""
+    if x == y:
+        return False
+    for a in _literals(x):
+        for b in _literals(y):
+            sa, sb = _symbols(a), _symbols(b)
+            if sa is not None and sb is not None and not sa & sb:
+                return True
+            if mk_not(a) == b:
+                return True
+    return False
 
 
 def _symbols(x: BNode) -> set[BNode] | None:
