@@ -499,3 +499,27 @@ def test_decompile_as_brasp_refuses_counting_models(tmp_path) -> None:
     save_model(compile_formula("Y '1'", "01", "soft-temperature"), soft)
     res = run_cli("decompile", str(soft), "--harden", "--as", "brasp")
     assert res.rc == 2 and "position feature 'i/n'" in res.err
+
+
+def test_doc_examples_print_what_the_doc_shows(tmp_path, monkeypatch) -> None:
+    """The worked example and the decompile example of docs/programs.md ("B-RASP programs"):
+    each ```bash block followed by a ```text block is run from the repository root."""
+    import re
+    import shlex
+    import shutil
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "programs.md").read_text()
+    section = text[text.index("## B-RASP programs") :]
+    pairs = re.findall(r"```bash\n([^`]*)```\n```text\n([^`]*)```", section)
+    assert len(pairs) == 2
+    shutil.copytree(root / "src" / "hardsoft" / "programs" / "examples", tmp_path / "ex")
+    monkeypatch.chdir(tmp_path)
+    for commands, expected in pairs:
+        for line in commands.strip().splitlines():
+            args = shlex.split(line.replace("src/hardsoft/programs/examples", "ex"))[1:]
+            if args[0] == "decompile":  # a shorter check against the model: same stdout
+                args += ["--random-words", "10", "--random-max-n", "40"]
+            res = run_cli(*args)
+            assert res.rc == 0, res.err
+        assert res.out.splitlines() == expected.rstrip("\n").splitlines()
