@@ -104,7 +104,7 @@ def program_cmd(
         None,
         "--target",
         help="tieless: average-hard (default) | soft-temperature; "
-        "logic: hard (default) | soft-temperature | soft-pe.",
+        "logic and compile FILE: hard (default) | soft-temperature | soft-pe.",
     ),
     output: Path | None = output_file_option(
         "-o", "--out", required=False, help="Write the model here."
@@ -125,11 +125,14 @@ def program_cmd(
         "--eps",
         help="tieless: target output error (0 < eps < 1/2) of the bound.",
     ),
-    n: int = int_option(1000, "--n", lo=1, help="logic: length at which bounds are evaluated."),
+    n: int = int_option(
+        1000, "--n", lo=1, help="logic, compile FILE: length at which bounds are evaluated."
+    ),
     masks: str | None = typer.Option(
         None,
         "--masks",
-        help="logic: strict (default) or nonstrict (only the masks none, j <= i, j >= i).",
+        help="logic, compile FILE: strict (default) or nonstrict (only the masks none, "
+        "j <= i, j >= i).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
