@@ -68,6 +68,11 @@ def load_program(
     if module is None:
         known = ", ".join(_LOADERS)
         raise HardsoftError(f"{str(path)!r}: unknown program suffix {suffix!r} (one of {known})")
-    loaded = importlib.import_module(module)
+    try:
+        loaded = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        raise HardsoftError(f"{str(path)!r}: the {suffix} notation is not available") from None
     program: SourceProgram = loaded.load(Path(path), alphabet=alphabet, name=name)
     return program
