@@ -265,7 +265,7 @@ def test_program_list_shows_tasks_and_files() -> None:
         ),
         (["check", "{model}", "--program", "@anbncn"], ["is not in the alphabet"]),
         (["check", "{model}", "--program", "@dyck1", "--formula", "'a'"], ["exactly one of"]),
-        (["decompile", "{model}", "--as", "nope"], ["--as 'nope'"]),
+        (["decompile", "{model}", "--as", "nope"], ["--as notation 'nope'"]),
         (["program", "nosuch", "-o", "{out}"], ["nosuch"]),
     ],
 )

@@ -220,9 +220,12 @@ def resolve_program(text: str | Path) -> Path:
     if not text.startswith("@"):
         return Path(text)
     name, sep, prog = text[1:].partition(":")
-    for e in example_files():
-        if name in (e.name, e.path.name, e.path.stem):
-            return Path(f"{e.path}:{prog}") if sep else e.path
+    hits = [e for e in example_files() if name in (e.name, e.path.name, e.path.stem)]
+    if len(hits) > 1:
+        which = " or ".join(f"@{e.name}" for e in hits)
+        raise HardsoftError(f"{text!r} names {len(hits)} shipped examples: say {which}")
+    if hits:
+        return Path(f"{hits[0].path}:{prog}") if sep else hits[0].path
     known = ", ".join(f"@{e.name}" for e in example_files()) or "none"
     raise HardsoftError(f"no shipped example program {text!r} (known: {known})")
 
