@@ -30,7 +30,7 @@ from enum import Enum
 from typing import Any
 
 from hardsoft.errors import HardsoftError
-from hardsoft.model.spec import ModelSpec, Weighting, eval_tau
+from hardsoft.model.spec import ModelSpec, Weighting
 from hardsoft.model.transformer import Transformer
 from hardsoft.programs import dsl
 from hardsoft.programs.compile import Compiled, compile_program
@@ -69,7 +69,8 @@ SYMBOL_POOL = (
 
 
 class NeedsMaxLen(HardsoftError):
-    """The program has no model exact at every length; ``--max-len N`` builds one for n <= N."""
+    """An operation has no gadget exact at every length (which is not a proof that no such
+    transformer exists); ``--max-len N`` builds a model exact for n <= N."""
 
 
 @dataclass
@@ -86,17 +87,18 @@ class RaspCompiled:
 def symbols_for(vocab: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[str, ...]]:
     """The vocabulary's values (sorted where they sort) and one symbol per value: the value
     itself where every value is one character, else letters, digits, ... in order."""
-    values = distinct(vocab)
+    try:
+        values = distinct(vocab)
+    except ValueError as exc:
+        raise HardsoftError(f"vocabulary: {exc}") from None
     if not values:
         raise HardsoftError("the vocabulary is empty")
-    if len(values) != len([v for v in vocab if v is not None]):
-        pass  # repeats are dropped, as a set would
-    try:
-        values = tuple(sorted(values))
-    except TypeError:
-        pass
     if all(isinstance(v, str) and len(v) == 1 for v in values):
         return values, tuple(values)  # type: ignore[arg-type]
+    try:
+        values = tuple(sorted(values))  # a set's order is arbitrary: fix one
+    except TypeError:
+        pass
     if len(values) > len(SYMBOL_POOL):
         raise HardsoftError(f"the vocabulary has {len(values)} values; at most {len(SYMBOL_POOL)}")
     return values, tuple(SYMBOL_POOL[: len(values)])
@@ -155,8 +157,8 @@ def lower_program(
     except Unsupported as exc:
         if exc.boundable and max_len is None:
             raise NeedsMaxLen(
-                f"{exc.operation} {exc.reason}: no model is exact at every length; "
-                "--max-len N builds one exact for n <= N"
+                f"{exc.operation} {exc.reason}: hardsoft has no gadget exact at every length "
+                "for it; --max-len N builds a model exact for n <= N"
             ) from None
         raise HardsoftError(f"cannot compile: {exc.operation} {exc.reason}") from None
     prog = dsl.Program(
@@ -350,8 +352,3 @@ def _certificate(
     if bounded and target is Target.SOFT_TEMPERATURE:
         cert["values_note"] = f"τ(n) is certified for n <= {max_len}, where the model is exact"
     return cert
-
-
-def tau_at(model: Transformer, n: int) -> float | None:
-    tau = model.meta.get("certificate", {}).get("tau")
-    return None if tau is None else eval_tau(tau, n)

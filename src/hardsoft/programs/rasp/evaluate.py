@@ -16,7 +16,7 @@ It is the ground truth the compiled models are checked against, so it shares no 
 compiler: it calls the user's functions (``Map.f``, ``Select.predicate``), never the ``op``
 descriptions. For speed it calls them once per distinct value (or pair of values), memoises
 every expression within one call, and compares numbers with numpy when a Select's predicate
-is a plain :class:`~.api.Comparison` of many distinct numbers.
+is a :class:`~.api.Comparison` (or ``& | ~`` of them) of numbers.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from hardsoft.programs.rasp import api as R
 
 _BLOCK = 1 << 22
 """Selector entries computed at once (rows × n): about 4 MB of booleans."""
-_TABLE_LIMIT = 1 << 20
+_SMALL_TABLE = 64
 """Predicate tables up to this many (distinct key, distinct query) pairs are filled by calling
-the predicate; above it a Comparison of numbers is computed with numpy."""
+the predicate; above it, a Comparison (tree) of numbers is computed with numpy, which gives
+Python's answers on numbers."""
 
 
 class RaspError(HardsoftError):
@@ -164,7 +165,7 @@ class Evaluator:
     def _select_rows(self, sel: R.Select, rows: slice) -> np.ndarray:
         kcodes, kvals = self.coded(sel.keys)
         qcodes, qvals = self.coded(sel.queries)
-        if len(kvals) * len(qvals) > _TABLE_LIMIT and _numeric(sel.predicate, kvals, qvals):
+        if len(kvals) * len(qvals) > _SMALL_TABLE and _numeric(sel.predicate, kvals, qvals):
             k = np.asarray(self.sop(sel.keys), dtype=np.float64)[None, :]
             q = np.asarray(self.sop(sel.queries)[rows], dtype=np.float64)[:, None]
             return _numpy_predicate(sel.predicate, k, q)

@@ -115,6 +115,19 @@ class Low:
     scaled: Scaled | None = None
     recover: Callable[[], Linear] | None = None  # builds the exact integer (a count)
     ratio: Ratio | None = None
+    values_at: Callable[[int], tuple[Any, ...]] | None = None  # its values at n <= N
+
+
+def enumerate_values(x: Low, max_len: int) -> tuple[Any, ...] | None:
+    """Every value ``x`` takes at some n <= max_len, if that is known (None otherwise)."""
+    d = x.domain
+    if isinstance(d, Finite):
+        return d.values
+    if x.values_at is not None:
+        return x.values_at(max_len)
+    if isinstance(d, Ints):
+        return tuple(d.values_up_to(max_len))
+    return None
 
 
 @dataclass
@@ -270,9 +283,11 @@ class Lowering:
         }
 
     def _view(self, x: Low, user: str) -> tuple[Finite, Onehot]:
-        """An unbounded integer SOp's values at n <= max_len as a one-hot (bounded compile)."""
+        """An unbounded SOp's values at n <= max_len as a one-hot (a bounded compile): the
+        integers in its range, or the values of an affine map of such."""
         d = x.domain
-        if not isinstance(d, Ints):
+        listable = isinstance(d, Ints) or x.values_at is not None
+        if not listable:
             raise Unsupported(
                 user,
                 f"needs the values of {x.name} as a finite table, but they are "
@@ -287,15 +302,20 @@ class Lowering:
             )
         found = self._views.get(id(x))
         if found is None:
-            values = tuple(d.values_up_to(self.max_len))
-            v = self.integer(x, user)
-            none = x.none
+            values = enumerate_values(x, self.max_len)
+            assert values is not None
+            fin = Finite(distinct(values), d.nullable)
+            spacing = fin.spacing()
+            v = self.number(x)
             oh = {
-                c: G.not_none(G.hat(v, float(val), 1.0, label=f"{x.name}={val}"), none)
-                for c, val in enumerate(values)
+                c: G.not_none(G.hat(v, float(val), spacing, label=f"{x.name}={val}"), x.none)
+                for c, val in enumerate(fin.values)
             }
-            found = self._views[id(x)] = (Finite(values, d.nullable), oh)
-        text = f"reads {x.name} ({d.describe()}) as a table of its values at n <= {self.max_len}"
+            found = self._views[id(x)] = (fin, oh)
+        text = (
+            f"reads {x.name} ({d.describe()}) as a table of its {len(found[0].values)} values "
+            f"at n <= {self.max_len}"
+        )
         if all(b.statement != user or b.text != text for b in self.bounded):
             self.bounded.append(Note(user, text))
         return found
@@ -475,6 +495,8 @@ class Lowering:
                 lo_f, hi_f = lo_f + min(c * a, c * b), hi_f + max(c * a, c * b)
             dom = Reals(lo_f, hi_f, nullable)
         low = Low(name, dom, number=number, none=self._none_of(xs, name))
+        if not isinstance(dom, Finite):
+            low.values_at = _affine_values(op, xs)
         ratios = [x.ratio for x in xs]
         if all(r is not None for r in ratios):
             parts = [r.affine(Fraction(c), Fraction(0)) for r, c in zip(ratios, coefs)]  # type: ignore[union-attr]
@@ -948,6 +970,18 @@ class Lowering:
 
 
 # ---- helpers -------------------------------------------------------------------------------
+
+
+def _affine_values(op: Affine, xs: list[Low]) -> Callable[[int], tuple[Any, ...]] | None:
+    """The values of ``op(*xs)`` at n <= N, from the inputs' values (None if unknown)."""
+
+    def values(max_len: int) -> tuple[Any, ...]:
+        parts = [enumerate_values(x, max_len) for x in xs]
+        if any(p is None for p in parts):
+            raise Unsupported(" and ".join(x.name for x in xs), "have values that cannot be listed")
+        return distinct(op(*combo) for combo in itertools.product(*parts))  # type: ignore[misc]
+
+    return values
 
 
 def _chain(steps: list[Any]) -> Callable[[Any], Any]:

@@ -200,7 +200,7 @@ class SelectorAnalysis:
             R.Comparison.FALSE,
         ):
             return _Leaf(truth=dict.fromkeys(REGIONS, sel.predicate is R.Comparison.TRUE))
-        why = f"Select {self.name(sel)} (in {user})"
+        why = f"Select {self.name(sel)} (in {user}, {_predicate_text(sel.predicate)})"
         kd = self.finite(sel.keys, why)
         qd = self.finite(sel.queries, why)
         return _Leaf(atom=TableAtom(sel.keys, sel.queries, _table(sel, kd, qd, self.name)))
@@ -221,6 +221,14 @@ class SelectorAnalysis:
             return ~self._eval(tree[1], region, form)
         a, b = self._eval(tree[1], region, form), self._eval(tree[2], region, form)
         return (a & b) if tree[0] == "and" else (a | b)
+
+
+def _predicate_text(pred: Any) -> str:
+    if isinstance(pred, R.Comparison):
+        return f"predicate {pred.name}"
+    if is_comparison_tree(pred):
+        return "a combination of Comparisons"
+    return "a Python predicate"
 
 
 def _integers(d: Finite) -> bool:
