@@ -69,6 +69,12 @@ def check_cmd(
     language: str = typer.Option(
         None, "--language", "-l", help="Compare with this language's prefix oracle (or task)."
     ),
+    program: str = typer.Option(
+        None,
+        "--program",
+        help="Compare with this program's interpreter (FILE.py[:NAME]; loading runs the file).",
+    ),
+    vocab: str = typer.Option(None, "--vocab", help="With --program: the vocabulary."),
     exhaustive_max_n: int = int_option(
         12, "--exhaustive-max-n", lo=0, help="Check every string up to this length."
     ),
@@ -107,10 +113,24 @@ def check_cmd(
     from hardsoft.cli.common import load_model
     from hardsoft.model.fastpath import fast_paths
 
-    if (not formula) == (language is None):
-        raise HardsoftError("give exactly one of --formula and --language")
+    if sum([bool(formula), language is not None, program is not None]) != 1:
+        raise HardsoftError("give exactly one of --formula, --language and --program")
     lengths = parse_int_list(random_n, "--random-n", lo=1) if random_n.strip() else []
     model = apply_dtype(load_model(model_path, device=device), dtype)
+    if program is not None:
+        from hardsoft.cli.source_cmds import check_source
+
+        return check_source(
+            model,
+            model_path,
+            program,
+            vocab=vocab,
+            exhaustive_max_n=exhaustive_max_n,
+            random_n=lengths,
+            samples=samples,
+            seed=seed,
+            as_json=as_json,
+        )
     if stream or input_file is not None:
         return check_streamed(
             model, model_path, formula, language, input_file, stream_chunk, as_json, stream

@@ -185,12 +185,17 @@ def run_cmd(
             paths[str(n)] = head_paths(model)
     readout = acceptance_of(model)
     results: list[dict[str, Any]] = []
+    from hardsoft.cli.source_cmds import decoded
+
     for w, out in zip(words, outputs):
         values = [[float(v) for v in row] for row in out]
         accept = bool(readout.accept(torch.as_tensor(out[-1])))
         results.append({"input": w, "output_names": names, "outputs": values, "accept": accept})
         if is_symbol_valued(names, model.spec.alphabet):
             results[-1]["symbols"] = symbols_read(out, names)
+        values_read = decoded(model, out)  # a compiled program: its outputs read as values
+        if values_read is not None:
+            results[-1]["decoded"] = values_read
     if trace or plot is not None:
         from hardsoft.cli.inspect_cmds import add_trace
 
@@ -200,6 +205,10 @@ def run_cmd(
         return
     for r in results:
         _print_result(r)
+        if "decoded" in r:
+            from hardsoft.cli.source_cmds import print_decoded
+
+            print_decoded(model, r["decoded"])
         if trace:
             from hardsoft.model.inspect import format_summary
 

@@ -1,7 +1,10 @@
 """``hardsoft program list`` and ``hardsoft program NAME [--k K] [--route R] --target T -o FILE``:
 the §6 tasks of Yang, Strobl, Chiang & Angluin (TACL 2026) by two routes — ``tieless``
 (average-hard programs converted to softmax by their Theorem 26) and ``logic`` (temporal-logic
-formulas with named outputs, compiled by the logic compiler, cf. their Corollary 17)."""
+formulas with named outputs, compiled by the logic compiler, cf. their Corollary 17).
+
+``hardsoft program compile FILE`` and ``hardsoft program run FILE`` take a program file
+(``FILE.py[:NAME]``, RASP): :mod:`hardsoft.cli.source_cmds`."""
 
 from __future__ import annotations
 
@@ -11,7 +14,14 @@ from typing import Any
 import typer
 
 from hardsoft.cli import app
-from hardsoft.cli.common import console, float_option, int_option, output_file_option, print_json
+from hardsoft.cli.common import (
+    console,
+    float_option,
+    input_file_option,
+    int_option,
+    output_file_option,
+    print_json,
+)
 from hardsoft.errors import HardsoftError
 
 
@@ -85,8 +95,11 @@ def _print_summary(summary: dict) -> None:
 @app.command("program")
 def program_cmd(
     name: str = typer.Argument(
-        ..., help="'list', or a program: induction-head, khop, flipflop, dyck."
+        ...,
+        help="'list', a program (induction-head, khop, flipflop, dyck), or 'compile' / 'run' "
+        "followed by a program file FILE.py[:NAME].",
     ),
+    file: str = typer.Argument(None, help="compile / run: the program file FILE.py[:NAME]."),
     k: int | None = int_option(
         None, "--k", lo=1, help="khop: the number of hops; dyck: the number of bracket types (1-3)."
     ),
@@ -115,9 +128,57 @@ def program_cmd(
         "--masks",
         help="logic: strict (default) or nonstrict (only the masks none, j <= i, j >= i).",
     ),
+    vocab: str = typer.Option(
+        None, "--vocab", help="compile / run: the vocabulary, a string of symbols."
+    ),
+    max_len: int = int_option(
+        None,
+        "--max-len",
+        lo=1,
+        help="compile: build a model exact for n <= N where the program needs a bound.",
+    ),
+    statements: list[str] = typer.Option(
+        None, "--statement", help="compile: output this statement (repeatable; default the last)."
+    ),
+    inputs: list[str] = typer.Option(None, "--input", "-i", help="run: an input (repeatable)."),
+    input_file: Path = input_file_option(help="run: a file with one input per line."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Build a §6 task model by one of two routes (or list the programs with NAME = list)."""
+    """Build a §6 task model by one of two routes (or list the programs with NAME = list).
+
+    `program compile FILE.py[:NAME] --vocab SYMBOLS --target average-hard|hard|soft-temperature
+    [--max-len N] -o MODEL` compiles a RASP program (NAME defaults to `program`; loading a .py
+    file runs it) to one model, exact at every length or, with --max-len, for n <= N where the
+    program needs a bound (docs/rasp.md). `program run FILE --input W` prints every statement's
+    values (the interpreter, Tracr's semantics)."""
+    if name in ("compile", "run"):
+        return _source(
+            name,
+            file,
+            vocab,
+            target,
+            max_len,
+            output,
+            statements,
+            masks,
+            inputs,
+            input_file,
+            as_json,
+        )
+    given = [
+        opt
+        for opt, v in (
+            ("FILE", file),
+            ("--vocab", vocab),
+            ("--max-len", max_len),
+            ("--statement", statements),
+            ("--input", inputs),
+            ("--input-file", input_file),
+        )
+        if v
+    ]
+    if given:
+        raise HardsoftError(f"{given[0]} is for `program compile|run FILE`, not {name!r}")
     if name == "list":
         _list(as_json)
         return
@@ -139,3 +200,50 @@ def program_cmd(
         print_json(summary)
     else:
         _print_summary(summary)
+
+
+def _source(
+    action: str,
+    file: str | None,
+    vocab: str | None,
+    target: str | None,
+    max_len: int | None,
+    output: Path | None,
+    statements: list[str] | None,
+    masks: str | None,
+    inputs: list[str] | None,
+    input_file: Path | None,
+    as_json: bool,
+) -> None:
+    from hardsoft.cli.source_cmds import compile_source, run_source
+
+    if not file:
+        raise HardsoftError(f"give the program file: hardsoft program {action} FILE.py[:NAME]")
+    if action == "compile":
+        if inputs or input_file:
+            raise HardsoftError("--input is for `program run`")
+        compile_source(
+            file,
+            vocab=vocab,
+            target=target,
+            max_len=max_len,
+            output=output,
+            outputs=statements,
+            masks=masks,
+            as_json=as_json,
+        )
+        return
+    extra = [
+        opt
+        for opt, v in (
+            ("--target", target),
+            ("--max-len", max_len),
+            ("-o", output),
+            ("--statement", statements),
+            ("--masks", masks),
+        )
+        if v
+    ]
+    if extra:
+        raise HardsoftError(f"{extra[0]} is for `program compile`, not `program run`")
+    run_source(file, vocab=vocab, inputs=inputs, input_file=input_file, as_json=as_json)

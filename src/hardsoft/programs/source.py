@@ -80,4 +80,5 @@ def load_program(
         known = ", ".join(_LOADERS)
         raise HardsoftError(f"{str(path)!r}: unknown program file type (one of {known})")
     loader = importlib.import_module(module)
-    return loader.load(path, alphabet=alphabet, name=name)  # type: ignore[no-any-return]
+    program: SourceProgram = loader.load(path, alphabet=alphabet, name=name)
+    return program

@@ -10,6 +10,9 @@ compile; ``vocab`` and ``max_len`` give each one's vocabulary and, for the two s
 keys are made unique with ``i / max_seq_len``, the bound they are built for.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from hardsoft import rasp
 
 # ---- the library ----------------------------------------------------------------------------
@@ -128,7 +131,7 @@ def make_count(sop: rasp.SOp, token: str) -> rasp.SOp:
     return rasp.numerical(rasp.SelectorWidth(is_token)).named(f"count_{token}")
 
 
-def make_nary_sequencemap(f, *sops: rasp.SOp) -> rasp.SOp:  # type: ignore[no-untyped-def]
+def make_nary_sequencemap(f: Callable[..., Any], *sops: rasp.SOp) -> rasp.SOp:
     """``f`` of several SOps, through SequenceMaps building tuples (as Tracr does)."""
     values, *rest = sops
     for sop in rest:

@@ -26,7 +26,7 @@ import enum
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from hardsoft.programs.rasp.ops import (
     Affine,
@@ -158,10 +158,10 @@ class SOp(RASPExpr):
     """A sequence operation: one value per position. Operators build Maps/SequenceMaps with
     Tracr's function and a description (``.op``, :mod:`.ops`)."""
 
-    def __lt__(self, other: Any) -> SOp:  # type: ignore[override]
+    def __lt__(self, other: Any) -> SOp:
         return self._compare(Relation.LT, other)
 
-    def __le__(self, other: Any) -> SOp:  # type: ignore[override]
+    def __le__(self, other: Any) -> SOp:
         return self._compare(Relation.LEQ, other)
 
     def __eq__(self, other: Any) -> SOp:  # type: ignore[override]
@@ -170,10 +170,10 @@ class SOp(RASPExpr):
     def __ne__(self, other: Any) -> SOp:  # type: ignore[override]
         return self._compare(Relation.NEQ, other)
 
-    def __gt__(self, other: Any) -> SOp:  # type: ignore[override]
+    def __gt__(self, other: Any) -> SOp:
         return self._compare(Relation.GT, other)
 
-    def __ge__(self, other: Any) -> SOp:  # type: ignore[override]
+    def __ge__(self, other: Any) -> SOp:
         return self._compare(Relation.GEQ, other)
 
     __hash__ = None  # type: ignore[assignment]  # == builds an SOp, as in Tracr
@@ -391,10 +391,10 @@ def sop_not(sop: SOp) -> SOp:
     return ~sop
 
 
-class ConstantSOp(SOp, Generic[VT]):
+class ConstantSOp(SOp):
     """A fixed sequence (for tests; it has no transformer)."""
 
-    def __init__(self, value: Sequence[VT], check_length: bool = True) -> None:
+    def __init__(self, value: Sequence[Any], check_length: bool = True) -> None:
         super().__init__()
         self.value = value
         self.check_length = check_length
@@ -634,7 +634,7 @@ def _merge(fst: Select, snd: Select, how: Combine) -> Select | None:
     return Select(keys, queries, CombinedPredicate(p1, p2, how))
 
 
-class Aggregate(SOp, Generic[VT]):
+class Aggregate(SOp):
     """The mean of ``sop`` over the selected keys (``default`` where none is selected); a
     categorical Aggregate must select at most one value."""
 
@@ -678,7 +678,8 @@ def categorical(sop: SOpT) -> SOpT:
 
 
 def get_encoding(sop: SOp) -> Encoding:
-    return sop.annotations[_ENCODING_KEY]  # type: ignore[no-any-return]
+    encoding: Encoding = sop.annotations[_ENCODING_KEY]
+    return encoding
 
 
 def is_numerical(sop: SOp) -> bool:

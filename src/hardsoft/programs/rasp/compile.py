@@ -94,7 +94,7 @@ def symbols_for(vocab: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[str, ...]]
     if not values:
         raise HardsoftError("the vocabulary is empty")
     if all(isinstance(v, str) and len(v) == 1 for v in values):
-        return values, tuple(values)  # type: ignore[arg-type]
+        return values, tuple(str(v) for v in values)
     try:
         values = tuple(sorted(values))  # a set's order is arbitrary: fix one
     except TypeError:

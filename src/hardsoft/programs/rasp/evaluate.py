@@ -22,7 +22,7 @@ is a :class:`~.api.Comparison` (or ``& | ~`` of them) of numbers.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -68,9 +68,9 @@ class Evaluator:
     def __init__(self, xs: Sequence[Any]) -> None:
         self.xs = list(xs)
         self.n = len(self.xs)
-        self.memo: dict[int, Any] = {}
+        self.memo: dict[int, list[Any]] = {}
         self.codes: dict[int, tuple[np.ndarray, list[Any]]] = {}
-        self.tables: dict[int, dict[tuple[Any, Any], bool]] = {}
+        self.tables: dict[int, np.ndarray] = {}
 
     def coded(self, expr: R.SOp) -> tuple[np.ndarray, list[Any]]:
         """The SOp's values as codes into its distinct values (see :func:`_codes`)."""
@@ -84,7 +84,7 @@ class Evaluator:
         if found is None:
             found = self._sop(expr)
             self.memo[expr.unique_id] = found
-        return found  # type: ignore[no-any-return]
+        return found
 
     def _sop(self, expr: R.SOp) -> list[Any]:
         n = self.n
@@ -117,8 +117,8 @@ class Evaluator:
 
     def _map(self, expr: R.SOp, f: Callable[..., Any], args: list[list[Any]]) -> list[Any]:
         """``f`` on each position's arguments (None if any is None), once per distinct tuple."""
-        cache: dict[tuple, Any] = {}
-        out = []
+        cache: dict[tuple[Any, ...], Any] = {}
+        out: list[Any] = []
         for i, vals in enumerate(zip(*args)):
             if any(v is None for v in vals):
                 out.append(None)
@@ -137,7 +137,7 @@ class Evaluator:
 
     # ---- selectors ---------------------------------------------------------------------
 
-    def selector_blocks(self, sel: R.Selector):  # type: ignore[no-untyped-def]
+    def selector_blocks(self, sel: R.Selector) -> Iterator[tuple[slice, np.ndarray]]:
         """The selection matrix ``[query, key]`` in blocks of rows: ``(rows, bool array)``."""
         n = self.n
         step = max(1, _BLOCK // max(n, 1))
@@ -175,9 +175,9 @@ class Evaluator:
     def _table(self, sel: R.Select, kvals: list[Any], qvals: list[Any]) -> np.ndarray:
         """``predicate(key, query)`` for every distinct query (rows) and key (columns), each
         pair computed once per evaluation."""
-        key = ("table", sel.unique_id)
-        if key in self.memo:  # type: ignore[comparison-overlap]
-            return self.memo[key]  # type: ignore[index,no-any-return]
+        found = self.tables.get(sel.unique_id)
+        if found is not None:
+            return found
         table = np.zeros((len(qvals), len(kvals)), dtype=bool)
         for a, q in enumerate(qvals):
             for b, k in enumerate(kvals):
@@ -188,7 +188,7 @@ class Evaluator:
                         f"Select {sel.label}'s predicate raised {type(exc).__name__}: {exc} "
                         f"on key {k!r}, query {q!r}"
                     ) from exc
-        self.memo[key] = table  # type: ignore[index]
+        self.tables[sel.unique_id] = table
         return table
 
     # ---- aggregate ---------------------------------------------------------------------

@@ -337,7 +337,7 @@ class Lowering:
                 name, Finite(values, sop.fill is None), onehot={0: G.const(1.0)} if values else {}
             )
             if values and is_number(sop.fill):
-                low.number = G.const(float(sop.fill))
+                low.number = G.const(float(sop.fill))  # type: ignore[arg-type]
             return low
         if isinstance(sop, R.ConstantSOp):
             raise self.unsupported(
@@ -976,10 +976,13 @@ def _affine_values(op: Affine, xs: list[Low]) -> Callable[[int], tuple[Any, ...]
     """The values of ``op(*xs)`` at n <= N, from the inputs' values (None if unknown)."""
 
     def values(max_len: int) -> tuple[Any, ...]:
-        parts = [enumerate_values(x, max_len) for x in xs]
-        if any(p is None for p in parts):
-            raise Unsupported(" and ".join(x.name for x in xs), "have values that cannot be listed")
-        return distinct(op(*combo) for combo in itertools.product(*parts))  # type: ignore[misc]
+        parts = []
+        for x in xs:
+            listed = enumerate_values(x, max_len)
+            if listed is None:
+                raise Unsupported(x.name, "has values that cannot be listed")
+            parts.append(listed)
+        return distinct(op(*combo) for combo in itertools.product(*parts))
 
     return values
 
