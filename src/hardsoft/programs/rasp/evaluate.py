@@ -103,7 +103,7 @@ class Evaluator:
         if isinstance(expr, R.ConstantSOp):
             if expr.check_length and len(expr.value) != n:
                 raise RaspError(
-                    f"ConstantSOp {expr.label} has length {len(expr.value)}, the input {n}"
+                    f"ConstantSOp {expr.name} has length {len(expr.value)}, the input {n}"
                 )
             return list(expr.value)
         if isinstance(expr, R.SelectorWidth):
@@ -129,7 +129,7 @@ class Evaluator:
                     cache[k] = f(*vals)
                 except Exception as exc:  # the user's function: any exception is theirs
                     raise RaspError(
-                        f"{type(expr).__name__} {expr.label} raised {type(exc).__name__}: "
+                        f"{type(expr).__name__} {expr.name} raised {type(exc).__name__}: "
                         f"{exc} on {', '.join(map(repr, vals))} (position {i})"
                     ) from exc
             out.append(cache[k])
@@ -158,7 +158,7 @@ class Evaluator:
         if isinstance(sel, R.ConstantSelector):
             value = np.asarray(sel.value, dtype=bool).reshape(-1, n) if n else np.zeros((0, 0))
             if sel.check_length and value.shape != (n, n):
-                raise RaspError(f"ConstantSelector {sel.label} does not match the input length {n}")
+                raise RaspError(f"ConstantSelector {sel.name} does not match the input length {n}")
             return value[rows]
         raise RaspError(f"cannot evaluate {sel!r}: not a selector of hardsoft.rasp")
 
@@ -185,7 +185,7 @@ class Evaluator:
                     table[a, b] = bool(sel.predicate(k, q))
                 except Exception as exc:  # the user's predicate
                     raise RaspError(
-                        f"Select {sel.label}'s predicate raised {type(exc).__name__}: {exc} "
+                        f"Select {sel.name}'s predicate raised {type(exc).__name__}: {exc} "
                         f"on key {k!r}, query {q!r}"
                     ) from exc
         self.tables[sel.unique_id] = table
@@ -213,16 +213,16 @@ class Evaluator:
                     out[i] = expr.default
                 elif c == 1:
                     out[i] = values[int(np.argmax(block[r]))]
+                elif categorical and (not all_num[r] or lo[r] != hi[r]):
+                    raise AggregateError(
+                        f"categorical Aggregate {expr.name} averages several values at "
+                        f"position {i}: {_shown(values, block[r])} (it must select one position,"
+                        " or positions holding one number; or declare it numerical)"
+                    )
                 elif not all_num[r]:
                     raise AggregateError(
-                        f"Aggregate {expr.label} averages {c} values at position {i}, not all "
-                        f"numbers: {_shown(values, block[r])}"
-                    )
-                elif categorical and lo[r] != hi[r]:
-                    raise AggregateError(
-                        f"categorical Aggregate {expr.label} averages several values at "
-                        f"position {i}: {_shown(values, block[r])} (declare it numerical, or "
-                        "select one position)"
+                        f"numerical Aggregate {expr.name} averages values that are not all "
+                        f"numbers at position {i}: {_shown(values, block[r])}"
                     )
                 else:
                     out[i] = float(sums[r]) / c

@@ -126,6 +126,10 @@ def _numerical(lw: Lowering, stmt: str, low: Low) -> list[Output]:
     return [out, *_none_output(lw, stmt, low)]
 
 
+def _one() -> Linear:
+    return dsl.as_linear(1.0)
+
+
 def _categorical(lw: Lowering, stmt: str, low: Low) -> list[Output]:
     d = low.domain
     user = f"the categorical output {stmt}"
@@ -142,6 +146,9 @@ def _categorical(lw: Lowering, stmt: str, low: Low) -> list[Output]:
             ) from None
     else:
         fin, oh = d, lw.onehot(low, user)
+    if not fin.values:  # always None (a Map whose function returns None on every value)
+        entry = _entry(f"{stmt}=None", stmt, "onehot", "threshold", value=None)
+        return [Output(_one(), entry, 0.5)]
     if fin.boolean:
         codes = [c for c, v in enumerate(fin.values) if v is True]
         form = oh[codes[0]] if codes else dsl.as_linear(0.0)
