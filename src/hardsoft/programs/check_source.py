@@ -67,10 +67,12 @@ def check_program(
     random_n: Sequence[int] = (100, 1000),
     samples: int = 8,
     seed: int = 0,
+    words: Sequence[str] = (),
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Compare every output at every position with ``program.run``; the report has the same
-    keys as ``check_formula``'s, plus ``undefined_strings`` and ``skipped_lengths``."""
+    keys as ``check_formula``'s, plus ``undefined_strings`` and ``skipped_lengths``. ``words``
+    adds given words (those longer than a bounded model's bound are skipped)."""
     entries = program_outputs(model.meta)
     missing = [e["statement"] for e in entries if e["statement"] not in program.statements]
     if missing:
@@ -87,7 +89,8 @@ def check_program(
     skipped = sorted(n for n in random_n if max_len is not None and n > max_len)
     lengths = [n for n in random_n if n not in skipped]
     top = exhaustive_max_n if max_len is None else min(exhaustive_max_n, max_len)
-    words, sampled = _words(program.alphabet, top, lengths, samples, seed)
+    generated, sampled = _words(program.alphabet, top, lengths, samples, seed)
+    words = generated + [w for w in words if max_len is None or len(w) <= max_len]
     report: dict[str, Any] = {
         "checked_strings": 0,
         "checked_positions": 0,

@@ -191,7 +191,7 @@ vocab = {
     "length": "abc",
     "reverse": "abc",
     "hist": "abc",
-    "sort_unique": "abcd",
+    "sort_unique": "abcdefghijklmnopqrstuvwxyz",
     "sort": "0123",
     "sort_freq": "abc",
     "frac_prevs": "xy",

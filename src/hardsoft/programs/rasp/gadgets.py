@@ -88,12 +88,23 @@ def table_score(
 def table_at(
     queries: Onehot, keys: Onehot, table: dict[tuple[int, int], bool], label: str
 ) -> Linear:
-    """``T[q][k]`` for the query and key one-hots of one position: a sum of ANDs."""
-    pieces = [
-        (1.0, queries[q] + keys[k] - 1.0) for q in queries for k in keys if table.get((q, k), False)
-    ]
-    if not pieces:
+    """``T[q][k]`` for exact query and key one-hots (of one position, or a key read by a
+    tieless head): ``Σ_q ReLU([q] + Σ_k T[q][k]·[k] − 1)``, one ReLU per query value (the inner
+    sum is 0 or 1 because the key one-hot is), or per key value if there are fewer."""
+    rows = sorted({q for q, _ in table})
+    cols = sorted({k for _, k in table})
+    if not rows:
         return const(0.0)
+    if len(rows) <= len(cols):
+        pieces = [
+            (1.0, queries[q] + lin_sum([keys[k] for (qq, k) in table if qq == q]) - 1.0)
+            for q in rows
+        ]
+    else:
+        pieces = [
+            (1.0, keys[k] + lin_sum([queries[q] for (q, kk) in table if kk == k]) - 1.0)
+            for k in cols
+        ]
     return dsl.pwl(pieces, label=label).lin()
 
 

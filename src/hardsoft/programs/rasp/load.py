@@ -34,6 +34,20 @@ from hardsoft.programs.rasp.graph import statements
 from hardsoft.programs.source import Notation, ProgramRun
 
 DEFAULT_NAME = "program"
+LIBRARY = Path(__file__).resolve().parents[1] / "examples" / "tracr_lib.py"
+
+
+def library_path() -> Path:
+    """Our versions of Tracr's ``lib`` (package data)."""
+    return LIBRARY
+
+
+def library_programs() -> dict[str, str]:
+    """Tracr's lib function -> the SOp in :func:`library_path` that exercises it."""
+    ns = _run_file(LIBRARY)
+    return dict(ns["PROGRAMS"])
+
+
 NONSTRICT_MASKS = {Mask.NONE, Mask.FUTURE, Mask.PAST}
 
 

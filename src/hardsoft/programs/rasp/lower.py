@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -89,6 +90,7 @@ _DENOM = {
 _EMPTY = {"strict-future": "[i=1]", "strict-past": "[i=n]"}
 """Where a strict mask allows no position: a 0/1 position feature."""
 
+_DEFAULT_NAME = re.compile(r"^(map|sequence_map|linear_sequence_map)(_\d+)?(\.\d+)*$")
 _INDEX = Bound(0, 0), Bound(1, -1)
 _COUNT = Bound(0, 0), Bound(1, 0)
 
@@ -116,6 +118,20 @@ class Low:
     recover: Callable[[], Linear] | None = None  # builds the exact integer (a count)
     ratio: Ratio | None = None
     values_at: Callable[[int], tuple[Any, ...]] | None = None  # its values at n <= N
+    formula: str | None = None  # how it is computed, where that is a formula (an affine map)
+
+    def describe(self, extra: str = "") -> str:
+        """The SOp and its values, for reasons: ``keys = digit + 0.1*indices (real numbers)``."""
+        what = f"{self.name} = {self.formula}" if self.formula else self.name
+        return f"{what} ({self.domain.describe()}{extra})"
+
+    @property
+    def term(self) -> str:
+        """How it appears inside another formula: its name, or its formula if it has only a
+        default name (``map``, ``sequence_map_2``)."""
+        if self.formula and _DEFAULT_NAME.match(self.name):
+            return f"({self.formula})" if " " in self.formula else self.formula
+        return self.name
 
 
 def enumerate_values(x: Low, max_len: int) -> tuple[Any, ...] | None:
@@ -312,9 +328,14 @@ class Lowering:
                 for c, val in enumerate(fin.values)
             }
             found = self._views[id(x)] = (fin, oh)
+        depends = (
+            ", which depend on the position"
+            if isinstance(d, Reals) or "indices" in (x.formula or "")
+            else ""
+        )
         text = (
-            f"reads {x.name} ({d.describe()}) as a table of its {len(found[0].values)} values "
-            f"at n <= {self.max_len}"
+            f"reads {x.describe(depends)} as a table of its {len(found[0].values)} values at "
+            f"n <= {self.max_len}"
         )
         if all(b.statement != user or b.text != text for b in self.bounded):
             self.bounded.append(Note(user, text))
@@ -495,6 +516,7 @@ class Lowering:
                 lo_f, hi_f = lo_f + min(c * a, c * b), hi_f + max(c * a, c * b)
             dom = Reals(lo_f, hi_f, nullable)
         low = Low(name, dom, number=number, none=self._none_of(xs, name))
+        low.formula = op.describe(*(x.term for x in xs))
         if not isinstance(dom, Finite):
             low.values_at = _affine_values(op, xs)
         ratios = [x.ratio for x in xs]

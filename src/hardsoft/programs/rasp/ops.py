@@ -107,8 +107,11 @@ class Affine(ElementOp):
         parts = [nm if c == 1 else f"{c}*{nm}" for c, nm in zip(self.coefs, names)]
         text = " + ".join(parts)
         if self.divisor is not None:
-            text = f"({text}) / {self.divisor}"
-        return f"{text} + {self.const}" if self.const else text
+            text = f"{text if ' ' not in text else f'({text})'} / {self.divisor}"
+        if not self.const:
+            return text
+        sign = "-" if self.const < 0 else "+"
+        return f"{text} {sign} {abs(self.const)}"
 
 
 @dataclass(frozen=True)
