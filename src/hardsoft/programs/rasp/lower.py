@@ -642,14 +642,16 @@ class Lowering:
     def _width(self, sop: R.SelectorWidth) -> Low:
         who, name = self.who(sop), self.name(sop)
         form = self.selectors.analyse(sop.selector, who)
-        if isinstance(form, Lookup):
-            if form.inverse:
+        if isinstance(form, Lookup) and form.inverse:
+            if self.max_len is None:
                 raise Unsupported(
                     who,
                     "counts the positions whose key equals each index: the keys have no "
                     "finite table",
                     boundable=True,
                 )
+            form = self.selectors.analyse(sop.selector, who, lookups=False)
+        if isinstance(form, Lookup):
             t = self.integer(self.low(form.queries), who) + 1.0
             self.gadget(name, "width of a lookup: [0 <= q < n], ReLU steps")
             return Low(name, Finite((0, 1)), number=_range_check(t, name))
@@ -818,9 +820,14 @@ class Lowering:
         """Attend to the selected position: (found, ``read`` there gated by found, whether the
         selector selects at most one position)."""
         who, name = self.who(sop), self.name(sop)
-        if isinstance(form, Lookup):
-            if form.inverse:
+        if isinstance(form, Lookup) and form.inverse:
+            try:
                 return self._inverse_lookup(sop, form, read)
+            except Unsupported:
+                if self.max_len is None:
+                    raise
+                form = self.selectors.analyse(sop.selector, who, lookups=False)
+        if isinstance(form, Lookup):
             t = self.integer(self.low(form.queries), who) + 1.0
             head = dsl.lookup_int(t, read, label=f"{name}.lookup")
             found = _range_check(t, name)
@@ -882,7 +889,13 @@ class Lowering:
             as_ints = ints_of_finite(kd)
             fits = as_ints is not None and as_ints.within(Bound(0, 0), Bound(1, 0))
         if not fits:
-            raise Unsupported(who, f"looks up keys ({kd.describe()}) that are not in [0, n]")
+            raise Unsupported(
+                who,
+                f"looks up the position whose key equals its index, but the keys "
+                f"({kd.describe()}) are not all in [0, n], where the score 2 k_j i - k_j^2 "
+                "is built",
+                boundable=isinstance(kd, Ints),
+            )
         k = self.integer(kl, who)
         k2 = dsl.square(k, label=f"{name}.square")
         i0 = Position("i") - 1.0

@@ -150,8 +150,10 @@ class SelectorAnalysis:
         self.finite = finite  # an SOp's finite domain, or Unsupported/bounded conversion
         self.name = name
 
-    def analyse(self, sel: R.Selector, user: str) -> TableForm | Lookup:
-        lookup = self._lookup(sel)
+    def analyse(self, sel: R.Selector, user: str, *, lookups: bool = True) -> TableForm | Lookup:
+        """The selector's normal form; ``lookups=False`` reads a lookup as a table too (a
+        bounded compile, where its keys have no lookup gadget)."""
+        lookup = self._lookup(sel) if lookups else None
         if lookup is not None:
             return lookup
         tree = self._tree(sel, user)
@@ -193,6 +195,8 @@ class SelectorAnalysis:
         both_indices = isinstance(sel.keys, R.IndicesType) and isinstance(
             sel.queries, R.IndicesType
         )
+        if sel.predicate is R.Comparison.EQ and both_indices:
+            return _Leaf(truth=order_truth(sel.predicate))
         if both_indices and is_comparison_tree(sel.predicate):
             return _Leaf(truth=order_truth(sel.predicate))
         if isinstance(sel.predicate, R.Comparison) and sel.predicate in (
