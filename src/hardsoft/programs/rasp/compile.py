@@ -257,7 +257,7 @@ def compile_rasp(
         model = _hard(model, uniform)
     elif tgt is Target.SOFT_TEMPERATURE:
         eps = _eps(outs)
-        ns = (10, 100, 1000, 5000)
+        ns: tuple[int, ...] = (10, 100, 1000, 5000)
         if lw.bounded and max_len is not None:
             ns = tuple(sorted({n for n in ns if n < max_len} | {max_len}))
         t26 = theorem26(model, prog.gap, eps, ns)

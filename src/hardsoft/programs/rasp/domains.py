@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 NUMBER = (int, float, bool)
@@ -169,3 +170,24 @@ def affine_bounds(terms: list[tuple[float, Ints]], const: float) -> tuple[Bound,
         else:
             lo, hi = lo + d.hi.scaled(c), hi + d.lo.scaled(c)
     return lo, hi
+
+
+def interval(d: Domain) -> tuple[float | None, float | None]:
+    if isinstance(d, Finite):
+        if not d.values or not d.numeric:
+            return None, None
+        return d.interval()
+    if isinstance(d, Reals):
+        return d.lo, d.hi
+    return None, None
+
+
+def dyadic_scale(values: list[Fraction], limit: int = 1 << 20) -> int | None:
+    """The least power of two that makes every value an integer (None above ``limit``)."""
+    scale = 1
+    for v in values:
+        den = v.denominator
+        if den & (den - 1):
+            return None
+        scale = max(scale, den)
+    return scale if scale <= limit else None

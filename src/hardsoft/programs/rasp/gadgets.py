@@ -15,11 +15,15 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hardsoft.programs import dsl
 from hardsoft.programs.dsl import Linear, Position
+from hardsoft.programs.rasp.domains import Bound, Finite
+from hardsoft.programs.rasp.ops import Relation
 
 Onehot = dict[int, Linear]
 """A one-hot: value code -> its exact 0/1 indicator (all 0 where the value is None)."""
@@ -167,3 +171,69 @@ def recover_count(frac: Linear, exists: Linear, mask: str, label: str) -> Linear
         label=label,
     )
     return head.value(0) - 1.0 + exists
+
+
+# ---- comparisons and sizes on integers --------------------------------------------------
+
+
+def int_compare(x: Linear, rel: Relation, c: Any, name: str) -> Linear:
+    """``[x REL c]`` for an integer-valued form and a constant: ReLU steps."""
+    c = float(c)
+    if rel in (Relation.EQ, Relation.NEQ):
+        eq = dsl.is_zero(x - c, label=f"{name}.eq") if c == math.floor(c) else const(0.0)
+        return eq if rel is Relation.EQ else 1.0 - eq
+    if rel is Relation.LT:
+        return step_geq(-1.0 * x, 1 - math.ceil(c), label=f"{name}.lt")
+    if rel is Relation.LEQ:
+        return step_geq(-1.0 * x, -math.floor(c), label=f"{name}.le")
+    if rel is Relation.GT:
+        return step_geq(x, math.floor(c) + 1, label=f"{name}.gt")
+    return step_geq(x, math.ceil(c), label=f"{name}.ge")
+
+
+def finite_compare(x: Linear, d: Finite, rel: Relation, c: Any, name: str) -> Linear:
+    """``[x REL c]`` for a number taking the values ``d``: ReLU ramps between neighbours."""
+    xs = sorted({float(v) for v in d.values})
+    truth = {v: rel.holds(v, c) for v in xs}
+    out = const(1.0 if truth[xs[0]] else 0.0)
+    for a, b in zip(xs, xs[1:]):
+        if truth[a] != truth[b]:
+            ramp = dsl.pwl([(1.0 / (b - a), x - a), (-1.0 / (b - a), x - b)], label=f"{name}.ramp")
+            out = out + ramp * (1.0 if truth[b] else -1.0)
+    return out
+
+
+def signed_gate(d: Linear, feature: Position, name: str) -> Linear:
+    """``d · f`` for ``d`` in {−1, 0, 1} and a feature ``f`` in [0, 1]: two ReLU gates."""
+    pos = dsl.relu(feature - (1.0 - d), label=f"{name}.corr+")
+    neg = dsl.relu(feature - (1.0 + d), label=f"{name}.corr-")
+    return pos - neg
+
+
+def range_check(t: Linear, name: str) -> Linear:
+    """``[1 <= t <= n]`` for an integer t (a 1-based position)."""
+    lo = step_geq(t, 1, label=f"{name}.lo")
+    hi = step_geq(Position("n") - t, 0, label=f"{name}.hi")
+    return dsl.and_(lo, hi, label=f"{name}.inrange").lin()
+
+
+def region_size(regions: frozenset[str]) -> tuple[Linear, str, tuple[Bound, Bound]]:
+    """The number of positions in a union of regions (1-based i), with its bounds."""
+    i, n = Position("i"), Position("n")
+    sizes: dict[frozenset[str], tuple[Linear, str, tuple[Bound, Bound]]] = {
+        frozenset(): (const(0.0), "0", (Bound(0, 0), Bound(0, 0))),
+        frozenset("<"): (i - 1.0, "indices", (Bound(0, 0), Bound(1, -1))),
+        frozenset("="): (const(1.0), "1", (Bound(0, 1), Bound(0, 1))),
+        frozenset(">"): (n - i, "n - 1 - indices", (Bound(0, 0), Bound(1, -1))),
+        frozenset("<="): (i.lin(), "indices + 1", (Bound(0, 1), Bound(1, 0))),
+        frozenset("=>"): (n - i + 1.0, "n - indices", (Bound(0, 1), Bound(1, 0))),
+        frozenset("<>"): (n - 1.0, "n - 1", (Bound(1, -1), Bound(1, -1))),
+        frozenset("<=>"): (n.lin(), "n", (Bound(1, 0), Bound(1, 0))),
+    }
+    return sizes[regions]
+
+
+def same(a: Linear, b: Linear) -> bool:
+    return a.const == b.const and {k.uid: c for k, c in a.terms.items()} == {
+        k.uid: c for k, c in b.terms.items()
+    }

@@ -29,10 +29,7 @@ reason (:attr:`Lowering.bounded`).
 from __future__ import annotations
 
 import itertools
-import math
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -43,6 +40,7 @@ from hardsoft.programs import dsl
 from hardsoft.programs.dsl import Linear, Position, Token
 from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp import gadgets as G
+from hardsoft.programs.rasp.aggregate import Selections
 from hardsoft.programs.rasp.domains import (
     Bound,
     Domain,
@@ -51,11 +49,15 @@ from hardsoft.programs.rasp.domains import (
     Reals,
     affine_bounds,
     distinct,
+    dyadic_scale,
+    interval,
     ints_of_finite,
     is_number,
     key,
 )
+from hardsoft.programs.rasp.gadgets import Onehot, finite_compare, int_compare
 from hardsoft.programs.rasp.graph import statements, topological
+from hardsoft.programs.rasp.lowered import Low, Note, Ratio, enumerate_values
 from hardsoft.programs.rasp.ops import (
     Affine,
     Compare,
@@ -66,17 +68,7 @@ from hardsoft.programs.rasp.ops import (
     Product,
     Relation,
 )
-from hardsoft.programs.rasp.selectors import (
-    MASK_REGIONS,
-    REGIONS,
-    Lookup,
-    SelectorAnalysis,
-    TableForm,
-    Unsupported,
-    mask_of,
-)
-
-Onehot = G.Onehot
+from hardsoft.programs.rasp.selectors import MASK_REGIONS, SelectorAnalysis, Unsupported
 
 _DENOM = {
     "none": lambda: Position("n").lin(),
@@ -90,104 +82,7 @@ _DENOM = {
 _EMPTY = {"strict-future": "[i=1]", "strict-past": "[i=n]"}
 """Where a strict mask allows no position: a 0/1 position feature."""
 
-_DEFAULT_NAME = re.compile(r"^(map|sequence_map|linear_sequence_map)(_\d+)?(\.\d+)*$")
 _INDEX = Bound(0, 0), Bound(1, -1)
-_COUNT = Bound(0, 0), Bound(1, 0)
-
-
-@dataclass
-class Scaled:
-    """A count carried as ``count / D`` (D = n or i): exact where no tieless head precedes
-    it, and cheaper than the integer (no lookup head)."""
-
-    form: Linear
-    unit: str  # "n" or "i"
-
-
-@dataclass
-class Low:
-    """One SOp (or an intermediate of a composed Map), lowered: its domain and whichever
-    representations exist so far. The views of :class:`Lowering` fill the others on demand."""
-
-    name: str
-    domain: Domain
-    onehot: Onehot | None = None
-    number: Linear | None = None
-    none: Linear | None = None
-    scaled: Scaled | None = None
-    recover: Callable[[], Linear] | None = None  # builds the exact integer (a count)
-    ratio: Ratio | None = None
-    values_at: Callable[[int], tuple[Any, ...]] | None = None  # its values at n <= N
-    formula: str | None = None  # how it is computed, where that is a formula (an affine map)
-
-    def describe(self, extra: str = "") -> str:
-        """The SOp and its values, for reasons: ``keys = digit + 0.1*indices (real numbers)``."""
-        what = f"{self.name} = {self.formula}" if self.formula else self.name
-        return f"{what} ({self.domain.describe()}{extra})"
-
-    @property
-    def term(self) -> str:
-        """How it appears inside another formula: its name, or its formula if it has only a
-        default name (``map``, ``sequence_map_2``)."""
-        if self.formula and _DEFAULT_NAME.match(self.name):
-            return f"({self.formula})" if " " in self.formula else self.formula
-        return self.name
-
-
-def enumerate_values(x: Low, max_len: int) -> tuple[Any, ...] | None:
-    """Every value ``x`` takes at some n <= max_len, if that is known (None otherwise)."""
-    d = x.domain
-    if isinstance(d, Finite):
-        return d.values
-    if x.values_at is not None:
-        return x.values_at(max_len)
-    if isinstance(d, Ints):
-        return tuple(d.values_up_to(max_len))
-    return None
-
-
-@dataclass
-class Ratio:
-    """A mean as ``(Σ coef · #{j in mask : x_j = v} + const · D) / D`` with D the number of
-    positions the mask allows and ``default`` where it allows none: the exact integer
-    numerator behind a comparison of the mean."""
-
-    mask: str
-    terms: dict[tuple[int, int], Fraction]  # (id of the Low of x, value code) -> coefficient
-    sources: dict[int, Low]
-    const: Fraction
-    default: Any
-
-    def affine(self, a: Fraction, b: Fraction) -> Ratio:
-        terms = {k: a * c for k, c in self.terms.items() if a * c != 0}
-        default = None if self.default is None else a * Fraction(self.default) + b
-        return Ratio(self.mask, terms, self.sources, a * self.const + b, default)
-
-    def plus(self, other: Ratio) -> Ratio | None:
-        if other.mask != self.mask:
-            return None
-        terms = dict(self.terms)
-        for k, c in other.terms.items():
-            terms[k] = terms.get(k, Fraction(0)) + c
-        default = None
-        if self.default is not None and other.default is not None:
-            default = Fraction(self.default) + Fraction(other.default)
-        return Ratio(
-            self.mask,
-            {k: c for k, c in terms.items() if c},
-            {**self.sources, **other.sources},
-            self.const + other.const,
-            default,
-        )
-
-
-@dataclass
-class Note:
-    statement: str
-    text: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"statement": self.statement, "text": self.text}
 
 
 class Lowering:
@@ -216,6 +111,7 @@ class Lowering:
             self._names[sop.unique_id] = name
         for k, expr in enumerate(topological(program)):
             self._names.setdefault(expr.unique_id, f"{expr.name}#{k}")
+        self.selections = Selections(self)
         self.selectors = SelectorAnalysis(
             lambda s: self.low(s).domain,
             lambda s, user: self.finite(self.low(s), user),
@@ -369,9 +265,9 @@ class Lowering:
         if isinstance(sop, R.SequenceMap):
             return self._sequence_map(sop)
         if isinstance(sop, R.SelectorWidth):
-            return self._width(sop)
+            return self.selections._width(sop)
         if isinstance(sop, R.Aggregate):
-            return self._mean(sop) if R.is_numerical(sop) else self._pick(sop)
+            return self.selections._mean(sop) if R.is_numerical(sop) else self.selections._pick(sop)
         raise self.unsupported(sop, "not an SOp of hardsoft.rasp")
 
     # ---- Map and SequenceMap -------------------------------------------------------------
@@ -509,7 +405,7 @@ class Lowering:
             lo_f: float | None = const
             hi_f: float | None = const
             for c, x in zip(coefs, xs):
-                a, b = _interval(x.domain)
+                a, b = interval(x.domain)
                 if a is None or b is None or lo_f is None or hi_f is None:
                     lo_f = hi_f = None
                     continue
@@ -545,13 +441,13 @@ class Lowering:
             raise Unsupported(who, f"compares {x.name} with {c!r}, which is not a number")
         d = x.domain
         if isinstance(d, Ints) or (isinstance(d, Finite) and ints_of_finite(d) is not None):
-            truth = _int_compare(self.integer(x, who), rel, c, name)
+            truth = int_compare(self.integer(x, who), rel, c, name)
             how = "ReLU steps on the integer"
         elif x.ratio is not None:
             truth = self._ratio_compare(who, name, x.ratio, rel, c)
             how = "ReLU steps on the mean's numerator, exact integer counts"
         elif isinstance(d, Finite) and d.numeric:
-            truth = _finite_compare(self.number(x), d, rel, c, name)
+            truth = finite_compare(self.number(x), d, rel, c, name)
             how = "a ReLU ramp between neighbouring values"
         else:
             raise Unsupported(
@@ -569,7 +465,7 @@ class Lowering:
         """``(N/D) REL c`` as ``N − c·D REL 0`` on exact integers (D > 0), the default's
         comparison where the mask allows no position."""
         cf = Fraction(c)
-        scale = _dyadic_scale([cf, ratio.const, *ratio.terms.values()])
+        scale = dyadic_scale([cf, ratio.const, *ratio.terms.values()])
         if scale is None:
             raise Unsupported(
                 who,
@@ -578,10 +474,10 @@ class Lowering:
             )
         numer = G.const(0.0)
         for (src, code), coef in ratio.terms.items():
-            count = self._region_count(ratio.mask, ratio.sources[src], code, name)
+            count = self.selections._region_count(ratio.mask, ratio.sources[src], code, name)
             numer = numer + count * float(coef * scale)
         numer = numer + _DENOM[ratio.mask]() * float((ratio.const - cf) * scale)
-        truth = _int_compare(numer, rel, 0, name)
+        truth = int_compare(numer, rel, 0, name)
         empty = _EMPTY.get(ratio.mask)
         if empty is None:
             return truth
@@ -628,7 +524,7 @@ class Lowering:
                 and bd.numeric
                 and {float(t) for t in bd.values} <= {0.0, 1.0}
             ):
-                lo, hi = _interval(v.domain)
+                lo, hi = interval(v.domain)
                 if lo is None or hi is None:
                     continue
                 number = G.gate(self.number(b), self.number(v), lo, hi, label=f"{name}.gate")
@@ -636,375 +532,6 @@ class Lowering:
                 self.gadget(name, f"{b.name} * {v.name}: a ReLU gate")
                 return Low(name, dom, number=number, none=self._none_of([x, y], name))
         raise Unsupported(who, "multiplies two SOps, neither of which only takes 0 and 1")
-
-    # ---- SelectorWidth -------------------------------------------------------------------
-
-    def _width(self, sop: R.SelectorWidth) -> Low:
-        who, name = self.who(sop), self.name(sop)
-        form = self.selectors.analyse(sop.selector, who)
-        if isinstance(form, Lookup) and form.inverse:
-            if self.max_len is None:
-                raise Unsupported(
-                    who,
-                    "counts the positions whose key equals each index: the keys have no "
-                    "finite table",
-                    boundable=True,
-                )
-            form = self.selectors.analyse(sop.selector, who, lookups=False)
-        if isinstance(form, Lookup):
-            t = self.integer(self.low(form.queries), who) + 1.0
-            self.gadget(name, "width of a lookup: [0 <= q < n], ReLU steps")
-            return Low(name, Finite((0, 1)), number=_range_check(t, name))
-        regions = form.regions()
-        if regions is not None:
-            size, text, (lo, hi) = _region_size(regions)
-            self.gadget(name, f"width of the order selector: {text} (position features)")
-            return Low(name, Ints(lo, hi), number=size)
-        return self._table_width(name, form, who)
-
-    def _table_width(self, name: str, form: TableForm, who: str) -> Low:
-        q_oh, k_oh = self._joint(form, who, name)
-        t = {r: form.as_dict(r) for r in REGIONS}
-        lt, eq, gt = (form.tables[r] for r in REGIONS)
-
-        def here(table: dict[tuple[int, int], bool]) -> Linear:
-            return G.table_at(q_oh, k_oh, table, label=f"{name}.self")
-
-        scaled: Scaled | None = None
-        for mask, unit, feature, cond in (
-            ("none", "n", "1/n", np.array_equal(lt, gt) and lt.any()),
-            ("future", "i", "1/i", lt.any() and not gt.any()),
-        ):
-            if cond:
-                frac = self._frac(mask, q_oh, k_oh, t["<"], name)
-                corr = here(t["="]) - here(t["<"])
-                scaled = Scaled(frac + _signed_gate(corr, Position(feature), name), unit)
-                break
-
-        def recover() -> Linear:
-            total = here(t["="]) if eq.any() else G.const(0.0)
-            if np.array_equal(lt, gt):
-                if lt.any():
-                    total = total + self._count("none", q_oh, k_oh, t["<"], name) - here(t["<"])
-                return total
-            if lt.any():
-                total = total + self._count("future", q_oh, k_oh, t["<"], name) - here(t["<"])
-            if gt.any():
-                total = (
-                    total
-                    + self._count("none", q_oh, k_oh, t[">"], name)
-                    - self._count("future", q_oh, k_oh, t[">"], name)
-                )
-            return total
-
-        how = (
-            "a uniform head over the table's columns, gated by the query's value "
-            f"(count/{scaled.unit}); the exact integer by a table lookup where it is needed"
-            if scaled
-            else "uniform heads and table lookups (exact integer counts)"
-        )
-        self.gadget(name, f"count: {how}")
-        return Low(name, Ints(*_COUNT), scaled=scaled, recover=recover)
-
-    def _joint(self, form: TableForm, who: str, name: str) -> tuple[Onehot, Onehot]:
-        """The one-hots of the (joint) query and key values of a table selector."""
-
-        def joint(sops: list[R.SOp], codes: list[tuple[int, ...]], side: str) -> Onehot:
-            ohs = [self.onehot(self.low(s), who) for s in sops]
-            if not ohs:
-                return {0: G.const(1.0)}
-            if len(ohs) == 1:
-                return {c: ohs[0][code[0]] for c, code in enumerate(codes)}
-            return {
-                c: dsl.and_(*(oh[k] for oh, k in zip(ohs, code)), label=f"{name}.{side}{c}").lin()
-                for c, code in enumerate(codes)
-            }
-
-        return (
-            joint(form.query_sops, form.query_codes, "q"),
-            joint(form.key_sops, form.key_codes, "k"),
-        )
-
-    def _frac(
-        self, mask: str, q_oh: Onehot, k_oh: Onehot, table: dict[tuple[int, int], bool], name: str
-    ) -> Linear:
-        """``#{j in mask : T[q_i][k_j]} / D``: one uniform head averaging, per query value q,
-        the column ``Σ_k T[q][k]·[k_j = k]``; ReLU gates pick the row of q_i."""
-        sig = ("frac", mask, tuple(sorted(table)), id(q_oh), id(k_oh))
-        if sig in self._counts:
-            return self._counts[sig][0]
-        rows = sorted({q for q, _ in table})
-        cols = [G.lin_sum([k_oh[k] for (qq, k) in table if qq == q]) for q in rows]
-        if len(rows) == len(q_oh) and all(_same(cols[0], c) for c in cols):
-            head = G.uniform_mean([cols[0]], mask, label=f"{name}.mean")
-            frac = head.outs[0].lin()
-        else:
-            head = G.uniform_mean(cols, mask, label=f"{name}.mean")
-            frac = G.lin_sum(
-                [
-                    G.gate(q_oh[q], head.outs[m], 0.0, 1.0, label=f"{name}.q{q}")
-                    for m, q in enumerate(rows)
-                ]
-            )
-        self._counts[sig] = (frac, frac)
-        return frac
-
-    def _count(
-        self, mask: str, q_oh: Onehot, k_oh: Onehot, table: dict[tuple[int, int], bool], name: str
-    ) -> Linear:
-        """The exact integer ``#{j in mask : T[q_i][k_j]}`` (mask none or future)."""
-        sig = ("count", mask, tuple(sorted(table)), id(q_oh), id(k_oh))
-        if sig not in self._counts:
-            frac = self._frac(mask, q_oh, k_oh, table, name)
-            exists = G.select_max(q_oh, k_oh, table, [], mask, label=f"{name}.exists").found
-            self._counts[sig] = (
-                G.recover_count(frac, exists, mask, label=f"{name}.lookup"),
-                exists,
-            )
-        return self._counts[sig][0]
-
-    def _region_count(self, mask: str, x: Low, code: int, name: str) -> Linear:
-        """The exact ``#{j in mask : x_j = value(code)}`` for a finite x."""
-        oh = self.onehot(x, name)
-        one: Onehot = {0: G.const(1.0)}
-        col: Onehot = {0: oh[code]}
-        table = {(0, 0): True}
-        sub = f"{name}.{x.name}={x.domain.values[code]!r}"  # type: ignore[union-attr]
-        if mask in ("none", "future"):
-            return self._count(mask, one, col, table, sub)
-        future = self._count("future", one, col, table, sub)
-        if mask == "strict-future":
-            return future - oh[code]
-        everything = self._count("none", one, col, table, sub)
-        if mask == "past":
-            return everything - future + oh[code]
-        return everything - future  # strict-past
-
-    # ---- Aggregate -----------------------------------------------------------------------
-
-    def _pick(self, sop: R.Aggregate) -> Low:
-        """A categorical Aggregate: the value at the selected position (its one-hot)."""
-        who, name = self.who(sop), self.name(sop)
-        x = self.low(sop.sop)
-        xd = self.finite(x, who)
-        read = [self.onehot(x, who)[c] for c in range(len(xd.values))]
-        values = list(xd.values)
-        default_code = None
-        if sop.default is not None:
-            (dv,) = distinct([sop.default])
-            match = [c for c, v in enumerate(values) if key(v) == key(dv)]
-            if not match:
-                values.append(dv)
-            default_code = match[0] if match else len(values) - 1
-        form = self.selectors.analyse(sop.selector, who)
-        found, got, one = self._select(sop, form, read)
-        onehot: Onehot = {}
-        for c in range(len(values)):
-            part = got[c] if c < len(got) else G.const(0.0)
-            onehot[c] = part + (1.0 - found) if c == default_code else part
-        if not one:
-            self.domain_notes.append(
-                Note(
-                    name,
-                    "reads the rightmost selected position: exact wherever rasp.evaluate is "
-                    "defined (a categorical Aggregate whose selected positions hold different "
-                    "values is an error there)",
-                )
-            )
-        nullable = xd.nullable or (sop.default is None and not _always_found(form))
-        return Low(name, Finite(tuple(values), nullable), onehot=onehot)
-
-    def _select(
-        self, sop: R.Aggregate, form: TableForm | Lookup, read: list[Linear]
-    ) -> tuple[Linear, list[Linear], bool]:
-        """Attend to the selected position: (found, ``read`` there gated by found, whether the
-        selector selects at most one position)."""
-        who, name = self.who(sop), self.name(sop)
-        if isinstance(form, Lookup) and form.inverse:
-            try:
-                return self._inverse_lookup(sop, form, read)
-            except Unsupported:
-                if self.max_len is None:
-                    raise
-                form = self.selectors.analyse(sop.selector, who, lookups=False)
-        if isinstance(form, Lookup):
-            t = self.integer(self.low(form.queries), who) + 1.0
-            head = dsl.lookup_int(t, read, label=f"{name}.lookup")
-            found = _range_check(t, name)
-            got = [
-                G.gate(found, head.outs[m], 0.0, 1.0, label=f"{name}.v{m}")
-                for m in range(len(read))
-            ]
-            self.gadget(name, "table lookup of position q(i): score 2tj - j^2, gap 1")
-            return found, got, True
-        regions = form.regions()
-        if regions is not None:
-            if regions == frozenset("="):
-                self.gadget(name, "the value at the same position (no attention)")
-                return G.const(1.0), list(read), True
-            if not regions:
-                return G.const(0.0), [G.const(0.0)] * len(read), True
-            mask = mask_of(regions)
-            if mask is None:
-                raise Unsupported(
-                    who, f"selects the regions {sorted(regions)} (j != i), not one mask"
-                )
-            sel = G.select_max({}, {}, None, read, mask, label=f"{name}.pick")
-            self.gadget(name, f"the rightmost position of mask {mask} (tie-break j/(2n))")
-            return sel.found, sel.values, False
-        q_oh, k_oh = self._joint(form, who, name)
-        found = G.const(0.0)
-        got = [G.const(0.0)] * len(read)
-        parts = _selection_parts(form)
-        for mask, table in parts:
-            if mask == "self":
-                pf = G.table_at(q_oh, k_oh, table, label=f"{name}.self")
-                pv = [G.gate(pf, r, 0.0, 1.0, label=f"{name}.selfv") for r in read]
-            else:
-                sel = G.select_max(q_oh, k_oh, table, read, mask, label=f"{name}.pick")
-                pf = sel.found
-                pv = [G.gate(pf, v, 0.0, 1.0, label=f"{name}.val") for v in sel.values]
-            if len(parts) == 1:
-                return pf, pv, False
-            take = dsl.relu(pf - found, label=f"{name}.take").lin()
-            got = [g + G.gate(take, v, 0.0, 1.0, label=f"{name}.use") for g, v in zip(got, pv)]
-            found = found + take
-        self.gadget(
-            name,
-            f"the rightmost selected position ({', '.join(m for m, _ in parts)}): 0/1 table "
-            "scores plus the tie-break j/(2n)",
-        )
-        return found, got, False
-
-    def _inverse_lookup(
-        self, sop: R.Aggregate, form: Lookup, read: list[Linear]
-    ) -> tuple[Linear, list[Linear], bool]:
-        """``Select(k, indices, ==)``: the position whose key is the query's index, by the
-        score ``2·k_j·i0 − k_j²`` (maximal where k_j = i0; the rightmost among equal keys)."""
-        who, name = self.who(sop), self.name(sop)
-        kl = self.low(form.keys)
-        kd = kl.domain
-        fits = isinstance(kd, Ints) and kd.within(Bound(0, 0), Bound(1, 0))
-        if isinstance(kd, Finite):
-            as_ints = ints_of_finite(kd)
-            fits = as_ints is not None and as_ints.within(Bound(0, 0), Bound(1, 0))
-        if not fits:
-            raise Unsupported(
-                who,
-                f"looks up the position whose key equals its index, but the keys "
-                f"({kd.describe()}) are not all in [0, n], where the score 2 k_j i - k_j^2 "
-                "is built",
-                boundable=isinstance(kd, Ints),
-            )
-        k = self.integer(kl, who)
-        k2 = dsl.square(k, label=f"{name}.square")
-        i0 = Position("i") - 1.0
-        head = dsl.attend(
-            [i0, G.const(1.0)],
-            [2.0 * k, -1.0 * k2],
-            [*read, k],
-            mask="none",
-            tie="rightmost",
-            label=f"{name}.find",
-        )
-        found = dsl.equal(head.outs[len(read)], i0, label=f"{name}.found")
-        got = [
-            G.gate(found, head.outs[m], 0.0, 1.0, label=f"{name}.v{m}") for m in range(len(read))
-        ]
-        self.gadget(
-            name,
-            "the position whose key equals the query's index: score 2 k_j i0 - k_j^2 on "
-            "integer keys (k_j^2 by a lookup), rightmost among equal keys",
-        )
-        return found, got, False
-
-    def _mean(self, sop: R.Aggregate) -> Low:
-        """A numerical Aggregate: the mean of the selected values."""
-        who, name = self.who(sop), self.name(sop)
-        x = self.low(sop.sop)
-        if x.domain.nullable:
-            raise Unsupported(who, f"averages {x.name}, which can be None")
-        default = sop.default
-        if default is not None and not is_number(default):
-            raise Unsupported(who, f"has the default {default!r}, which is not a number")
-        dflt = float(default or 0)
-        value = self.number(x)
-        lo, hi = _interval(x.domain)
-        form = self.selectors.analyse(sop.selector, who)
-        span = (None, None) if lo is None or hi is None else (min(lo, dflt), max(hi, dflt))
-        if isinstance(form, TableForm) and form.regions() == frozenset("="):
-            self.gadget(name, "the value at the same position (no attention)")
-            return Low(name, x.domain, number=value, ratio=x.ratio)
-        if isinstance(form, Lookup):
-            if lo is None or hi is None:
-                raise Unsupported(
-                    who,
-                    f"reads {x.name} ({x.domain.describe()}) at a looked-up position: only "
-                    "bounded values can be switched off where nothing is found",
-                )
-            found, got, _ = self._select(sop, form, [value - lo])
-            number = got[0] + found * lo + (1.0 - found) * dflt
-            dom: Domain = Reals(span[0], span[1], default is None)
-            if isinstance(x.domain, Finite):
-                extra = [default] if default is not None else []
-                dom = Finite(distinct([*x.domain.values, *extra]), default is None)
-            return Low(name, dom, number=number, none=(1.0 - found) if default is None else None)
-        regions = form.regions()
-        if regions is not None:
-            if not regions:
-                return Low(name, Finite(distinct([default]), default is None), number=G.const(dflt))
-            mask = mask_of(regions)
-            if mask is None:
-                raise Unsupported(
-                    who, f"averages over the regions {sorted(regions)} (j != i), not one mask"
-                )
-            head = G.uniform_mean([value], mask, label=f"{name}.mean")
-            nullable = default is None and mask in _EMPTY
-            low = Low(name, Reals(span[0], span[1], nullable), number=head.value(0, dflt))
-            if nullable:
-                low.none = 1.0 - head.found.lin()
-            if isinstance(x.domain, Finite) and x.domain.numeric:
-                terms = {(id(x), c): Fraction(v) for c, v in enumerate(x.domain.values) if v}
-                low.ratio = Ratio(mask, terms, {id(x): x}, Fraction(0), default)
-            self.gadget(name, f"a uniform head over mask {mask}: the mean, exactly")
-            return low
-        # a mean over the positions a table selects: average-hard attention with ties
-        if lo is None or hi is None:
-            raise Unsupported(who, f"averages {x.name} ({x.domain.describe()}), which is unbounded")
-        parts = _selection_parts(form)
-        if len(parts) != 1 or parts[0][0] == "self":
-            raise Unsupported(who, "averages over a selector that is not one mask with a table")
-        mask, table = parts[0]
-        q_oh, k_oh = self._joint(form, who, name)
-        qf, kf = G.table_score(q_oh, k_oh, table)
-        keys = list(k_oh)
-        head = dsl.attend(
-            qf,
-            kf,
-            [value, *(k_oh[k] for k in keys)],
-            mask=mask,
-            tie="average",
-            label=f"{name}.mean",
-        )
-        averaged = {k: head.outs[1 + m].lin() for m, k in enumerate(keys)}
-        found = G.table_at(q_oh, averaged, table, label=f"{name}.found")
-        number = G.gate(found, head.outs[0] - lo, 0.0, hi - lo, label=f"{name}.gate") + found * lo
-        number = number + (1.0 - found) * dflt
-        self.tied.append(name)
-        self.gadget(
-            name,
-            "an average-hard head over the selected positions (ties averaged: exact with "
-            "average-hard attention; Theorem 26 does not cover it)",
-        )
-        return Low(
-            name,
-            Reals(span[0], span[1], default is None),
-            number=number,
-            none=(1.0 - found) if default is None else None,
-        )
-
-
-# ---- helpers -------------------------------------------------------------------------------
 
 
 def _affine_values(op: Affine, xs: list[Low]) -> Callable[[int], tuple[Any, ...]] | None:
@@ -1029,118 +556,6 @@ def _chain(steps: list[Any]) -> Callable[[Any], Any]:
         return v
 
     return f
-
-
-def _same(a: Linear, b: Linear) -> bool:
-    return a.const == b.const and {k.uid: c for k, c in a.terms.items()} == {
-        k.uid: c for k, c in b.terms.items()
-    }
-
-
-def _interval(d: Domain) -> tuple[float | None, float | None]:
-    if isinstance(d, Finite):
-        if not d.values or not d.numeric:
-            return None, None
-        return d.interval()
-    if isinstance(d, Reals):
-        return d.lo, d.hi
-    return None, None
-
-
-def _dyadic_scale(values: list[Fraction], limit: int = 1 << 20) -> int | None:
-    """The least power of two that makes every value an integer (None above ``limit``)."""
-    scale = 1
-    for v in values:
-        den = v.denominator
-        if den & (den - 1):
-            return None
-        scale = max(scale, den)
-    return scale if scale <= limit else None
-
-
-def _int_compare(x: Linear, rel: Relation, c: Any, name: str) -> Linear:
-    """``[x REL c]`` for an integer-valued form and a constant: ReLU steps."""
-    c = float(c)
-    if rel in (Relation.EQ, Relation.NEQ):
-        eq = dsl.is_zero(x - c, label=f"{name}.eq") if c == math.floor(c) else G.const(0.0)
-        return eq if rel is Relation.EQ else 1.0 - eq
-    if rel is Relation.LT:
-        return G.step_geq(-1.0 * x, 1 - math.ceil(c), label=f"{name}.lt")
-    if rel is Relation.LEQ:
-        return G.step_geq(-1.0 * x, -math.floor(c), label=f"{name}.le")
-    if rel is Relation.GT:
-        return G.step_geq(x, math.floor(c) + 1, label=f"{name}.gt")
-    return G.step_geq(x, math.ceil(c), label=f"{name}.ge")
-
-
-def _finite_compare(x: Linear, d: Finite, rel: Relation, c: Any, name: str) -> Linear:
-    """``[x REL c]`` for a number taking the values ``d``: ReLU ramps between neighbours."""
-    xs = sorted({float(v) for v in d.values})
-    truth = {v: rel.holds(v, c) for v in xs}
-    out = G.const(1.0 if truth[xs[0]] else 0.0)
-    for a, b in zip(xs, xs[1:]):
-        if truth[a] != truth[b]:
-            ramp = dsl.pwl([(1.0 / (b - a), x - a), (-1.0 / (b - a), x - b)], label=f"{name}.ramp")
-            out = out + ramp * (1.0 if truth[b] else -1.0)
-    return out
-
-
-def _signed_gate(d: Linear, feature: Position, name: str) -> Linear:
-    """``d · f`` for ``d`` in {−1, 0, 1} and a feature ``f`` in [0, 1]: two ReLU gates."""
-    pos = dsl.relu(feature - (1.0 - d), label=f"{name}.corr+")
-    neg = dsl.relu(feature - (1.0 + d), label=f"{name}.corr-")
-    return pos - neg
-
-
-def _range_check(t: Linear, name: str) -> Linear:
-    """``[1 <= t <= n]`` for an integer t (a 1-based position)."""
-    lo = G.step_geq(t, 1, label=f"{name}.lo")
-    hi = G.step_geq(Position("n") - t, 0, label=f"{name}.hi")
-    return dsl.and_(lo, hi, label=f"{name}.inrange").lin()
-
-
-def _region_size(regions: frozenset[str]) -> tuple[Linear, str, tuple[Bound, Bound]]:
-    """The number of positions in a union of regions (1-based i), with its bounds."""
-    i, n = Position("i"), Position("n")
-    sizes: dict[frozenset[str], tuple[Linear, str, tuple[Bound, Bound]]] = {
-        frozenset(): (G.const(0.0), "0", (Bound(0, 0), Bound(0, 0))),
-        frozenset("<"): (i - 1.0, "indices", (Bound(0, 0), Bound(1, -1))),
-        frozenset("="): (G.const(1.0), "1", (Bound(0, 1), Bound(0, 1))),
-        frozenset(">"): (n - i, "n - 1 - indices", (Bound(0, 0), Bound(1, -1))),
-        frozenset("<="): (i.lin(), "indices + 1", (Bound(0, 1), Bound(1, 0))),
-        frozenset("=>"): (n - i + 1.0, "n - indices", (Bound(0, 1), Bound(1, 0))),
-        frozenset("<>"): (n - 1.0, "n - 1", (Bound(1, -1), Bound(1, -1))),
-        frozenset("<=>"): (n.lin(), "n", (Bound(1, 0), Bound(1, 0))),
-    }
-    return sizes[regions]
-
-
-def _always_found(form: TableForm | Lookup) -> bool:
-    """Whether the selector always selects something (it contains the diagonal)."""
-    if isinstance(form, TableForm):
-        regions = form.regions()
-        return regions is not None and "=" in regions
-    return False
-
-
-def _selection_parts(form: TableForm) -> list[tuple[str, dict[tuple[int, int], bool]]]:
-    """A table selector as (mask, table) parts, one head each, merged where tables agree."""
-    lt, eq, gt = (form.tables[r] for r in REGIONS)
-    d = {r: form.as_dict(r) for r in REGIONS}
-    if np.array_equal(lt, eq) and np.array_equal(eq, gt):
-        return [("none", d["<"])]
-    if np.array_equal(lt, eq) and not gt.any():
-        return [("future", d["<"])]
-    if np.array_equal(eq, gt) and not lt.any():
-        return [("past", d["="])]
-    parts = []
-    if lt.any():
-        parts.append(("strict-future", d["<"]))
-    if eq.any():
-        parts.append(("self", d["="]))
-    if gt.any():
-        parts.append(("strict-past", d[">"]))
-    return parts
 
 
 __all__ = ["MASK_REGIONS", "Low", "Lowering", "Note", "Unsupported"]

@@ -227,6 +227,34 @@ class SelectorAnalysis:
         return (a & b) if tree[0] == "and" else (a | b)
 
 
+def always_selects(form: TableForm | Lookup) -> bool:
+    """Whether the selector always selects something (it contains the diagonal)."""
+    if isinstance(form, TableForm):
+        regions = form.regions()
+        return regions is not None and "=" in regions
+    return False
+
+
+def selection_parts(form: TableForm) -> list[tuple[str, dict[tuple[int, int], bool]]]:
+    """A table selector as (mask, table) parts, one head each, merged where tables agree."""
+    lt, eq, gt = (form.tables[r] for r in REGIONS)
+    d = {r: form.as_dict(r) for r in REGIONS}
+    if np.array_equal(lt, eq) and np.array_equal(eq, gt):
+        return [("none", d["<"])]
+    if np.array_equal(lt, eq) and not gt.any():
+        return [("future", d["<"])]
+    if np.array_equal(eq, gt) and not lt.any():
+        return [("past", d["="])]
+    parts = []
+    if lt.any():
+        parts.append(("strict-future", d["<"]))
+    if eq.any():
+        parts.append(("self", d["="]))
+    if gt.any():
+        parts.append(("strict-past", d[">"]))
+    return parts
+
+
 def _predicate_text(pred: Any) -> str:
     if isinstance(pred, R.Comparison):
         return f"predicate {pred.name}"
