@@ -165,8 +165,10 @@ def _mean(picked: list[Any], default: Any, categorical: bool) -> Any:
         return default
     if len(picked) == 1:
         return picked[0]
+    if categorical:
+        if len({(type(v), v) for v in picked}) > 1:
+            raise Undefined("a categorical Aggregate averages different values")
+        return picked[0]  # hardsoft: one value held by every selected position
     if not all(isinstance(v, (int, bool, float)) for v in picked):
         raise Undefined("several non-numbers")
-    if categorical and len({(type(v), v) for v in picked}) > 1:
-        raise Undefined("a categorical Aggregate averages different values")
     return sum(picked) / len(picked)

@@ -187,6 +187,18 @@ def test_the_certificate_and_meta_say_what_the_model_is() -> None:
     assert pattern[1]["value"] is None
 
 
+def test_values_equal_under_eq_are_one_output() -> None:
+    """0 and 0.0 are one categorical value as RASP compares them (InterpBench's case 82
+    halves some numbers): one output, read with ==; the lowering still keeps them apart."""
+    digit = rasp.Map(int, rasp.tokens)
+    halved = rasp.SequenceMap(lambda x, c: x / 2 if c else x, digit, rasp.indices < 1)
+    prog = program_of(halved.named("h"), "0123")
+    model = prog.compile("soft-temperature")
+    values = sorted(e["value"] for e in model.meta["program"]["outputs"])
+    assert values == [0, 0.5, 1, 1.5, 2, 3]  # 0 and 0.0 (1 and 1.0) share one output
+    assert_exact(check_program(model, prog, exhaustive_max_n=4, random_n=(60,), samples=2))
+
+
 def test_vocabularies_of_values_get_symbols() -> None:
     values, symbols = symbols_for([3, 1, 2])
     assert values == (1, 2, 3) and symbols == ("a", "b", "c")

@@ -62,11 +62,10 @@ def decode(entries: Sequence[dict[str, Any]], outputs: np.ndarray) -> list[list[
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Equal values of one type (True is not 1; lists and tuples alike)."""
+    """Equal as RASP compares values (Python's ``==``: 0 == 0.0 == False), lists and tuples
+    alike (JSON has no tuples)."""
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
     return bool(a == b)
 
 

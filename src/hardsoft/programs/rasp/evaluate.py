@@ -7,10 +7,11 @@ predicate on (key, query) (a :class:`~.api.Comparison` refuses None); SelectorWi
 selected keys; Aggregate is the default where nothing is selected, the selected value where one
 is, and the mean where several numbers are (several non-numbers are an error).
 
-One deliberate difference: a *categorical* Aggregate that selects several positions whose
-values differ is an error here (:class:`AggregateError`). Tracr returns their mean, which is
-not one of the SOp's values (and which its compiled model does not compute either). Several
-selected positions that all hold the same number give that number, as in Tracr.
+Two deliberate differences, both for *categorical* Aggregates that select several positions:
+if their values differ, it is an error here (:class:`AggregateError`): Tracr returns their mean,
+which is not one of the SOp's values (and which its compiled model does not compute either);
+if they all hold one value (the same type too), that value is the result: Tracr returns the
+float mean for numbers (``2.0`` for ``[2, 2]``) and refuses strings.
 
 It is the ground truth the compiled models are checked against, so it shares no code with the
 compiler: it calls the user's functions (``Map.f``, ``Select.predicate``), never the ``op``
@@ -213,7 +214,9 @@ class Evaluator:
                     out[i] = expr.default
                 elif c == 1:
                     out[i] = values[int(np.argmax(block[r]))]
-                elif categorical and (not all_num[r] or lo[r] != hi[r]):
+                elif categorical and lo[r] == hi[r]:
+                    out[i] = distinct[int(lo[r])]  # one value, held by every selected position
+                elif categorical:
                     raise AggregateError(
                         f"categorical Aggregate {expr.name} averages several values at "
                         f"position {i}: {_shown(values, block[r])} (it must select one position,"

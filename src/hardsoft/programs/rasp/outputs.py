@@ -156,14 +156,33 @@ def _categorical(lw: Lowering, stmt: str, low: Low) -> list[Output]:
             Output(form, _entry(stmt, stmt, "bool", "threshold"), 0.5),
             *_none_output(lw, stmt, low),
         ]
-    shown = [value_text(v) for v in fin.values]
+    # One output per value as RASP compares them (==): 0, 0.0 and False are one value. The
+    # lowering keeps them apart (a later function may tell them apart); here their indicators
+    # add up (at most one is 1).
+    classes: dict[Any, list[int]] = {}
+    for c, v in enumerate(fin.values):
+        classes.setdefault(_eq_key(v), []).append(c)
+    reps = [fin.values[codes[0]] for codes in classes.values()]
+    shown = [value_text(v) for v in reps]
     if len(set(shown)) != len(shown):
-        shown = [repr(v) for v in fin.values]
+        shown = [repr(v) for v in reps]
     return [
         Output(
-            oh[c],
+            _sum(oh, codes),
             _entry(f"{stmt}={text}", stmt, "onehot", "threshold", value=json_value(v)),
             0.5,
         )
-        for c, (v, text) in enumerate(zip(fin.values, shown))
+        for codes, v, text in zip(classes.values(), reps, shown)
     ]
+
+
+def _eq_key(v: Any) -> Any:
+    """Values equal under == share a key (tuples and lists alike)."""
+    return tuple(_eq_key(x) for x in v) if isinstance(v, (list, tuple)) else v
+
+
+def _sum(oh: dict[int, Linear], codes: list[int]) -> Linear:
+    total = Linear({}, 0.0)
+    for c in codes:
+        total = total.plus(oh[c])
+    return total
