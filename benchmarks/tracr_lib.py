@@ -333,15 +333,16 @@ def main() -> None:
         entry = results.setdefault(name, {"tracr": {}})
         entry["ours"] = ours(name, args.lengths, args.samples)
         print(name, "ours:", entry["ours"]["status"], entry["ours"]["exact"], flush=True)
-        if args.ours_only:
-            continue
-        for n in args.max_seq_lens:
-            if str(n) in entry["tracr"] and "error" not in entry["tracr"][str(n)]:
-                continue  # resume: measured already
-            entry["tracr"][str(n)] = run_tracr(args, name, n)
-            print(name, "tracr", n, entry["tracr"][str(n)], flush=True)
-            json_path.write_text(json.dumps({"env": env, "results": results}, indent=1))
-        json_path.write_text(json.dumps({"env": env, "results": results}, indent=1))
+    json_path.write_text(json.dumps({"env": env, "results": results}, indent=1))
+    if not args.ours_only:
+        for n in args.max_seq_lens:  # all programs at one N before the next: partial runs balance
+            for name in names:
+                done = results[name]["tracr"].get(str(n))
+                if done is not None and "error" not in done:
+                    continue  # resume: measured already
+                results[name]["tracr"][str(n)] = run_tracr(args, name, n)
+                print(name, "tracr", n, results[name]["tracr"][str(n)], flush=True)
+                json_path.write_text(json.dumps({"env": env, "results": results}, indent=1))
     Path(args.out).write_text(markdown(results, env, args))
     print("wrote", args.out)
 
