@@ -12,7 +12,7 @@ import pytest
 from hardsoft import rasp
 from hardsoft.errors import HardsoftError
 from hardsoft.programs.check_source import check_program
-from hardsoft.programs.rasp import RaspProgram, load
+from hardsoft.programs.rasp import RaspProgram, load, ops
 from hardsoft.programs.rasp.compile import NeedsMaxLen, compile_rasp, symbols_for
 from hardsoft.programs.readout import decode_one
 from tests._rasp_random import random_program
@@ -207,3 +207,49 @@ def test_vocabularies_of_values_get_symbols() -> None:
     assert model.meta["program"]["vocab"] == {"a": 1, "b": 2, "c": 3}
     out = model.run_words(["cab"])[0]
     assert list(out[:, 0]) == [6.0, 2.0, 4.0]
+
+
+def shift_tracr_style(offset: int, sop: rasp.SOp) -> rasp.SOp:
+    """Tracr's own shift_by: a lambda predicate."""
+    sel = rasp.Select(rasp.indices, rasp.indices, lambda k, q: q == k + offset)
+    return rasp.Aggregate(sel, sop, default=None).named(f"shift_by({offset})")
+
+
+def test_lambdas_are_read_where_certain() -> None:
+    """Tracr's shift_by (lambda k, q: q == k + offset) becomes a lookup, lambda x: x + 1 an
+    affine map: exact at every length, checked against rasp.evaluate (which calls them)."""
+    from hardsoft.programs.rasp.lambdas import read_map, read_predicate
+
+    offset = 2
+    r = read_predicate(lambda k, q: q == k + offset)
+    assert r is not None and (r.a, r.b, r.c) == (-1, 1, -2)
+    assert read_map(lambda x: 2 * x - 1) == ops.Affine((2,), -1)
+    assert read_map(lambda x, y: x - y + 3, 2) == ops.Affine((1, -1), 3)
+    for opaque in (lambda x: x % 2, lambda x: x / 2, lambda x: abs(x), lambda x: x * x):
+        assert read_map(opaque) is None
+    assert read_predicate(lambda k, q: q == k + 1 or k == 0) is None
+    for sop, vocab in (
+        (shift_tracr_style(2, rasp.tokens), "abc"),
+        (rasp.numerical(rasp.Map(lambda x: x + 1, rasp.indices)).named("next"), "ab"),
+        (rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == 0),
+                        rasp.tokens).named("first"), "ab"),
+        (rasp.numerical(rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.indices,
+                        lambda k, q: q >= 3))).named("late"), "ab"),
+    ):  # fmt: skip
+        prog = program_of(sop, vocab)
+        model = prog.compile("soft-temperature")
+        assert model.meta["certificate"]["length_general"], sop.name
+        assert_exact(check_program(model, prog, exhaustive_max_n=4, random_n=(80,), samples=2))
+
+
+def test_a_lambda_is_read_only_if_its_code_is_the_source() -> None:
+    """A function whose source does not match its code (redefined in another file, built by
+    exec) stays a Python function."""
+    made: dict = {}
+    exec("f = lambda x: x + 1", made)  # noqa: S102 - no source file: not read
+    from hardsoft.programs.rasp.lambdas import read_map
+
+    assert read_map(made["f"]) is None
+    weird = rasp.Map(made["f"], rasp.indices).named("weird")
+    with pytest.raises(NeedsMaxLen, match="weird"):
+        compile_rasp(weird, "ab")

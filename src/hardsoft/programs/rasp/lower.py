@@ -57,6 +57,7 @@ from hardsoft.programs.rasp.domains import (
 )
 from hardsoft.programs.rasp.gadgets import Onehot, finite_compare, int_compare
 from hardsoft.programs.rasp.graph import statements, topological
+from hardsoft.programs.rasp.lambdas import read_map
 from hardsoft.programs.rasp.lowered import Low, Note, Ratio, enumerate_values
 from hardsoft.programs.rasp.ops import (
     Affine,
@@ -325,14 +326,22 @@ class Lowering:
         self.gadget(name, f"table over {total} value(s): {how}")
         return Low(name, Finite(values, nullable), onehot=onehot)
 
+    def _read(self, name: str, f: Callable[..., Any], arity: int) -> ElementOp | None:
+        """A user's lambda read as a structured op, where that is certain (:mod:`.lambdas`)."""
+        op = read_map(f, arity)
+        if op is not None:
+            self.gadget(name, f"read the lambda as {op.describe(*('x', 'y')[:arity])}")
+        return op
+
     def _map(self, sop: R.Map) -> Low:
         who, name = self.who(sop), self.name(sop)
         x = self.low(sop.inner)
         if isinstance(x.domain, Finite) and (x.onehot is not None or sop.op is None):
             return self._table(who, name, sop.f, [x])
-        if sop.op is not None:
+        op = sop.op or self._read(name, sop.f, 1)
+        if op is not None:
             try:
-                return self._op1(who, name, sop.op, x)
+                return self._op1(who, name, op, x)
             except Unsupported:
                 if self.max_len is None and not isinstance(x.domain, Finite):
                     raise
@@ -492,7 +501,7 @@ class Lowering:
         x, y = self.low(sop.fst), self.low(sop.snd)
         if isinstance(x.domain, Finite) and isinstance(y.domain, Finite):
             return self._table(who, name, sop.f, [x, y])
-        op = sop.op
+        op = sop.op or self._read(name, sop.f, 2)
         try:
             if isinstance(op, Affine):
                 return self._affine(who, name, op, [x, y])

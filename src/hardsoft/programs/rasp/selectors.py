@@ -26,6 +26,8 @@ import numpy as np
 from hardsoft.errors import HardsoftError
 from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp.domains import Finite
+from hardsoft.programs.rasp.lambdas import Reading, read_predicate
+from hardsoft.programs.rasp.ops import Affine, Compare, Compose
 
 REGIONS = ("<", "=", ">")
 """j < i, j = i, j > i (key position j, query position i)."""
@@ -153,6 +155,7 @@ class SelectorAnalysis:
     def analyse(self, sel: R.Selector, user: str, *, lookups: bool = True) -> TableForm | Lookup:
         """The selector's normal form; ``lookups=False`` reads a lookup as a table too (a
         bounded compile, where its keys have no lookup gadget)."""
+        sel = self.rewrite(sel)
         lookup = self._lookup(sel) if lookups else None
         if lookup is not None:
             return lookup
@@ -167,6 +170,25 @@ class SelectorAnalysis:
         for r in REGIONS:
             form.tables[r] = self._eval(tree, r, form)
         return form
+
+    def rewrite(self, sel: R.Selector) -> R.Selector:
+        """A Select whose predicate is a lambda read as ``a·k + b·q + c REL 0`` (:mod:`.lambdas`)
+        as the equivalent Select with a Comparison: ``q == k + d`` is ``Select(keys,
+        queries - d, EQ)`` (a lookup), ``k == c`` is ``Select(keys, Full(c), EQ)``; other
+        selectors unchanged."""
+        if isinstance(sel, (R.SelectorAnd, R.SelectorOr)):
+            fst, snd = self.rewrite(sel.fst), self.rewrite(sel.snd)
+            return type(sel)(fst, snd) if (fst, snd) != (sel.fst, sel.snd) else sel
+        if isinstance(sel, R.SelectorNot):
+            inner = self.rewrite(sel.inner)
+            return R.SelectorNot(inner) if inner is not sel.inner else sel
+        if not isinstance(sel, R.Select) or is_comparison_tree(sel.predicate):
+            return sel
+        reading = read_predicate(sel.predicate)
+        if reading is None:
+            return sel
+        out = _equivalent(sel, reading, self.name(sel))
+        return sel if out is None else out
 
     def _lookup(self, sel: R.Selector) -> Lookup | None:
         if not isinstance(sel, R.Select) or sel.predicate is not R.Comparison.EQ:
@@ -253,6 +275,29 @@ def selection_parts(form: TableForm) -> list[tuple[str, dict[tuple[int, int], bo
     if gt.any():
         parts.append(("strict-past", d[">"]))
     return parts
+
+
+def _equivalent(sel: R.Select, r: Reading, name: str) -> R.Select | None:
+    """``a·k + b·q + c REL 0`` as a Select with a Comparison, for ``a = ±1, b = ∓1`` (k REL'
+    q + d), ``b = 0`` (k REL' constant) and ``a = 0`` (a condition on the query alone)."""
+    a, b, c = r.a, r.b, r.c
+    rel = r.relation
+    if a == 1 and b == -1:  # k − q + c REL 0  ⟺  k REL q − c
+        shift, cmp = -c, rel
+    elif a == -1 and b == 1:  # q − k + c REL 0  ⟺  k REL^flipped q + c
+        shift, cmp = c, rel.flipped
+    elif b == 0 and a in (1, -1):  # a·k + c REL 0  ⟺  k REL' −c/a
+        cmp = rel if a == 1 else rel.flipped
+        full = R.Full(int(-c / a)).named(f"{name}.constant")
+        return R.Select(sel.keys, full, R.Comparison[cmp.name])
+    elif a == 0 and b in (1, -1):  # a condition on the query: every key or none
+        cond = R.Map(lambda q, b=b, c=c, rel=rel: rel.holds(b * q + c, 0), sel.queries)
+        cond.op = Compose(Affine((int(b),), int(c)), Compare(rel, 0))
+        return R.Select(R.Full(True), cond.named(f"{name}.holds"), R.Comparison.EQ)
+    else:
+        return None
+    queries = sel.queries if shift == 0 else (sel.queries + int(shift)).named(f"{name}.query")
+    return R.Select(sel.keys, queries, R.Comparison[cmp.name])
 
 
 def _predicate_text(pred: Any) -> str:
