@@ -291,8 +291,8 @@ def _equivalent(sel: R.Select, r: Reading, name: str) -> R.Select | None:
         full = R.Full(int(-c / a)).named(f"{name}.constant")
         return R.Select(sel.keys, full, R.Comparison[cmp.name])
     elif a == 0 and b in (1, -1):  # a condition on the query: every key or none
-        cond = R.Map(lambda q, b=b, c=c, rel=rel: rel.holds(b * q + c, 0), sel.queries)
-        cond.op = Compose(Affine((int(b),), int(c)), Compare(rel, 0))
+        op = Compose(Affine((int(b),), int(c)), Compare(rel, 0))
+        cond = R.Map(op, sel.queries, op=op)  # the compiler reads op; evaluate never sees it
         return R.Select(R.Full(True), cond.named(f"{name}.holds"), R.Comparison.EQ)
     else:
         return None
