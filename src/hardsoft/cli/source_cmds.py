@@ -132,16 +132,26 @@ def run_source(
     for word, _ in read_inputs(inputs, input_file):
         run = program.run(word)
         results.append({"input": word, "values": run.values, "accept": run.accept})
+    values = getattr(program, "vocab", None)
+    mapping = (
+        {s: v for s, v in zip(program.alphabet, values)}
+        if values is not None and tuple(values) != tuple(program.alphabet)
+        else None
+    )
     if as_json:
         print_json(
             {
                 "program": program.name,
                 "notation": program.notation.value,
                 "statements": list(program.statements),
+                **({"vocab": mapping} if mapping else {}),
                 "results": results,
             }
         )
         return
+    if mapping:
+        shown = ", ".join(f"{s}={v!r}" for s, v in mapping.items())
+        console.print(f"symbols: {shown}", markup=False, soft_wrap=True)
     for r in results:
         console.print(f"input {r['input']!r}: accept={r['accept']}", markup=False)
         width = max(len(nm) for nm in r["values"])
