@@ -140,6 +140,9 @@ def check(program: Any, vocab: list[Any], model: Any, lengths: list[int], sample
 
 def run_case(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     start = time.perf_counter()
+    if "TracrBenchmarkCase" not in path.read_text():
+        return {"status": "not a Tracr case", "reason": "no TracrBenchmarkCase (InterpBench's "
+                "IOI task, a TransformerLens model rather than a RASP program)"}  # fmt: skip
     try:
         program, _case, vocab, max_n = load_case(path)
     except Exception as exc:  # the case file itself (its imports, its program)

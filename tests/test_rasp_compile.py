@@ -253,3 +253,21 @@ def test_a_lambda_is_read_only_if_its_code_is_the_source() -> None:
     weird = rasp.Map(made["f"], rasp.indices).named("weird")
     with pytest.raises(NeedsMaxLen, match="weird"):
         compile_rasp(weird, "ab")
+
+
+def test_constant_queries_and_conditionals_are_exact_at_every_length() -> None:
+    """InterpBench's idioms: a count compared with Map(lambda x: 2, indices) (one constant
+    value: a Boolean key), and lambda x: 1 if x > 0 else 0 on a count (a comparison, then a
+    table of the two constants)."""
+    from hardsoft.programs.rasp.lambdas import read_map
+
+    assert read_map(lambda x: 1 if x > 0 else 0) is not None
+    assert read_map(lambda x: 1 if x > 0 else [0]) is None  # a list branch: not read
+    same = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ))
+    two = rasp.Map(lambda x: 2, rasp.indices)
+    repeated = rasp.SelectorWidth(rasp.Select(same, two, rasp.Comparison.GEQ))
+    any_repeated = rasp.Map(lambda x: 1 if x > 0 else 0, repeated).named("any_repeated")
+    prog = program_of(any_repeated, "abc")
+    model = prog.compile("soft-temperature")
+    assert model.meta["certificate"]["length_general"]
+    assert_exact(check_program(model, prog, exhaustive_max_n=4, random_n=(3, 60), samples=3))

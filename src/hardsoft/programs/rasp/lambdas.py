@@ -221,6 +221,8 @@ def read_map(f: Any, arity: int = 1) -> ElementOp | None:
             return Compare(_RELATIONS[type(body.ops[0])], binary=True)
         return None
     (x,) = args
+    if isinstance(body, ast.IfExp):
+        return _conditional(body, x, f)
     if isinstance(body, ast.Compare) and len(body.ops) == 1 and type(body.ops[0]) in _RELATIONS:
         left = _linear(body.left, (x,), f)
         right = _linear(body.comparators[0], (x,), f)
@@ -232,6 +234,54 @@ def read_map(f: Any, arity: int = 1) -> ElementOp | None:
         compare = Compare(_RELATIONS[type(body.ops[0])], _plain(right.const))
         return Compose(inner, compare)
     return None
+
+
+def _conditional(node: ast.IfExp, x: str, f: types.FunctionType) -> ElementOp | None:
+    """``A if aff(x) REL c else B`` with constant branches: the comparison, then a table of
+    the two constants (``lambda x: 1 if x > 0 else 0``)."""
+    test = node.test
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _RELATIONS
+    ):
+        return None
+    yes, no = _constant(node.body, f), _constant(node.orelse, f)
+    left, right = _linear(test.left, (x,), f), _linear(test.comparators[0], (x,), f)
+    if yes is None or no is None or left is None or right is None:
+        return None
+    rel = _RELATIONS[type(test.ops[0])]
+    if right.coefs and not left.coefs:  # c REL aff(x): swap
+        left, right, rel = right, left, rel.flipped
+    if right.coefs:
+        return None
+    inner = _affine(left, (x,))
+    if inner is None:
+        return None
+    pick = _Pick(yes[0], no[0])
+    return Compose(Compose(inner, Compare(rel, _plain(right.const))), pick)
+
+
+@dataclass(frozen=True)
+class _Pick:
+    """``yes if t else no`` (the branches of a conditional, constants)."""
+
+    yes: Any
+    no: Any
+
+    def __call__(self, t: Any) -> Any:
+        return self.yes if t else self.no
+
+
+def _constant(node: ast.expr, f: types.FunctionType) -> tuple[Any] | None:
+    """A constant branch (a literal or a closure's value that is a plain value), boxed."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+    elif isinstance(node, ast.Name):
+        value = _value_of(node.id, f)
+    else:
+        return None
+    if value is not None and not isinstance(value, (int, float, str, bool)):
+        return None
+    return (value,)
 
 
 def _affine(lin: Linear, args: tuple[str, ...]) -> Affine | None:

@@ -84,6 +84,9 @@ _EMPTY = {"strict-future": "[i=1]", "strict-past": "[i=n]"}
 """Where a strict mask allows no position: a 0/1 position feature."""
 
 _INDEX = Bound(0, 0), Bound(1, -1)
+CONSTANT_RANGE = 64
+"""An affine map of unbounded integers whose bounds do not depend on n (``0 * indices + 2``)
+takes finitely many values: up to this many, it is a finite SOp."""
 
 
 class Lowering:
@@ -410,6 +413,8 @@ class Lowering:
         elif op.integral and all(d is not None for d in as_ints):
             lo, hi = affine_bounds(list(zip(op.coefs, as_ints)), op.const)  # type: ignore[arg-type]
             dom = Ints(lo, hi, nullable)
+            if lo.a == hi.a == 0 and hi.b - lo.b <= CONSTANT_RANGE:  # the same at every length
+                dom = Finite(tuple(range(int(lo.b), int(hi.b) + 1)), nullable)
         else:
             lo_f: float | None = const
             hi_f: float | None = const

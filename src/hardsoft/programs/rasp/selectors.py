@@ -27,7 +27,7 @@ from hardsoft.errors import HardsoftError
 from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp.domains import Finite
 from hardsoft.programs.rasp.lambdas import Reading, read_predicate
-from hardsoft.programs.rasp.ops import Affine, Compare, Compose
+from hardsoft.programs.rasp.ops import Affine, Compare, Compose, Relation
 
 REGIONS = ("<", "=", ">")
 """j < i, j = i, j > i (key position j, query position i)."""
@@ -182,13 +182,33 @@ class SelectorAnalysis:
         if isinstance(sel, R.SelectorNot):
             inner = self.rewrite(sel.inner)
             return R.SelectorNot(inner) if inner is not sel.inner else sel
-        if not isinstance(sel, R.Select) or is_comparison_tree(sel.predicate):
+        if not isinstance(sel, R.Select):
+            return sel
+        if isinstance(sel.predicate, R.Comparison) and sel.predicate.relation is not None:
+            return self._against_constant(sel, sel.predicate.relation)
+        if is_comparison_tree(sel.predicate):
             return sel
         reading = read_predicate(sel.predicate)
         if reading is None:
             return sel
         out = _equivalent(sel, reading, self.name(sel))
         return sel if out is None else out
+
+    def _against_constant(self, sel: R.Select, rel: Relation) -> R.Select:
+        """A Comparison of an unbounded SOp with an SOp holding one constant value (``Select(
+        count, Map(lambda x: 2, indices), GEQ)``) as a Boolean key: ``Select(count >= 2,
+        Full(True), EQ)``; other Selects unchanged."""
+        kd, qd = self.domain(sel.keys), self.domain(sel.queries)
+        name = self.name(sel)
+        if _one_number(qd) and not isinstance(kd, Finite):
+            (v,) = qd.values
+            holds = sel.keys._compare(rel, v).named(f"{name}.key")
+            return R.Select(holds, R.Full(True), R.Comparison.EQ)
+        if _one_number(kd) and not isinstance(qd, Finite):
+            (v,) = kd.values
+            holds = sel.queries._compare(rel.flipped, v).named(f"{name}.query")
+            return R.Select(R.Full(True), holds, R.Comparison.EQ)
+        return sel
 
     def _lookup(self, sel: R.Selector) -> Lookup | None:
         if not isinstance(sel, R.Select) or sel.predicate is not R.Comparison.EQ:
@@ -275,6 +295,15 @@ def selection_parts(form: TableForm) -> list[tuple[str, dict[tuple[int, int], bo
     if gt.any():
         parts.append(("strict-past", d[">"]))
     return parts
+
+
+def _one_number(d: Any) -> bool:
+    return (
+        isinstance(d, Finite)
+        and len(d.values) == 1
+        and isinstance(d.values[0], (int, float))
+        and not isinstance(d.values[0], bool)
+    )
 
 
 def _equivalent(sel: R.Select, r: Reading, name: str) -> R.Select | None:
