@@ -148,11 +148,7 @@ def _tracr_check(model: Any, program: Any, words: list[list]) -> dict[str, Any]:
             if want is None:
                 continue
             positions += 1
-            if (
-                isinstance(want, (int, float))
-                and not isinstance(want, bool)
-                and isinstance(got, (int, float))
-            ):
+            if isinstance(want, (int, float)) and isinstance(got, (int, float)):  # bools too
                 err = abs(float(got) - float(want))
                 max_err = max(max_err, err)
                 ok = err < 0.01
