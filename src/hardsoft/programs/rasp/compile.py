@@ -10,7 +10,8 @@ Targets:
 * ``average-hard`` — the AHAT itself (uniform heads average, tieless heads have a unique
   maximum);
 * ``hard`` — the same weights with every tieless head unique-hard (rightmost): the same
-  outputs, since their maximum is unique; uniform heads stay average-hard;
+  outputs, since their maximum is unique; uniform heads (and the heads of a numerical mean
+  over a table, which average ties) stay average-hard;
 * ``soft-temperature`` — every head softmax at the certified τ(n); each output is read as its
   meta entry says (``read``), exact because ε is below half the spacing of its values.
 
@@ -193,11 +194,12 @@ def _tieless_check(compiled: Compiled, max_len: int | None, seed: int = 0) -> Ti
     )
 
 
-def _hard(model: Transformer, uniform: list[list[bool]]) -> Transformer:
-    """The same weights with every tieless head unique-hard (rightmost)."""
+def _hard(model: Transformer, keep_average: list[list[bool]]) -> Transformer:
+    """The same weights with every tieless head unique-hard (rightmost); uniform heads and
+    heads that average ties stay average-hard."""
     spec = model.spec
     layers = []
-    for layer, flags in zip(spec.layers, uniform):
+    for layer, flags in zip(spec.layers, keep_average):
         heads = tuple(
             h if uni else dataclasses.replace(h, weighting=Weighting.RIGHTMOST)
             for h, uni in zip(layer.heads, flags)
@@ -248,13 +250,14 @@ def compile_rasp(
         if bad:
             raise HardsoftError(f"internal: declared gap violated: {bad[0]}")
     model = compiled.model
-    uniform = [
-        [h.kind == "uniform" for h in _layer_heads(compiled, ell)]
+    keep_average = [  # uniform heads, and heads that average ties (a mean over a table)
+        [h.kind == "uniform" or (h.tie == "average" and h.gap is None)
+         for h in _layer_heads(compiled, ell)]
         for ell in range(len(model.spec.layers))
-    ]
+    ]  # fmt: skip
     cert = _certificate(lw, prog, outs, tgt, report, max_len)
     if tgt is Target.HARD:
-        model = _hard(model, uniform)
+        model = _hard(model, keep_average)
     elif tgt is Target.SOFT_TEMPERATURE:
         eps = _eps(outs)
         ns: tuple[int, ...] = (10, 100, 1000, 5000)
