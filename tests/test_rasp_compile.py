@@ -135,9 +135,10 @@ def test_a_mean_over_table_selected_positions_is_average_hard_only() -> None:
     """Averaging over the positions a table selects is an average-hard head with ties: exact
     for --target average-hard, refused for softmax (Theorem 26 needs uniform or tieless)."""
     same = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)
-    idx = rasp.numerical(rasp.Map(lambda v: 1 if v == "a" else 3, rasp.tokens))
+    prev = rasp.Select(rasp.indices, rasp.indices - 1, rasp.Comparison.EQ)
+    after_a = rasp.numerical(rasp.Aggregate(prev, rasp.numerical(rasp.tokens == "a"), default=0))
     mean = rasp.numerical(rasp.Aggregate(same & rasp.Select(rasp.indices, rasp.indices,
-                          rasp.Comparison.LEQ), idx, default=0)).named("m")  # fmt: skip
+                          rasp.Comparison.LEQ), after_a, default=0)).named("m")  # fmt: skip
     prog = program_of(mean, "ab")
     with pytest.raises(HardsoftError, match="ties, which Theorem 26"):
         prog.compile("soft-temperature")
