@@ -36,7 +36,7 @@ def random_program(seed: int) -> tuple[rasp.SOp, str]:
     for _ in range(rng.randint(2, 5)):
         kind = rng.choice(
             ["map", "seqmap", "logic", "affine", "compare", "lookup", "pick", "width", "mean",
-             "mean_cmp", "table_pick"]
+             "mean_cmp", "table_pick", "tied_mean"]
         )  # fmt: skip
         if kind == "map":
             x, dom = rng.choice(finite)
@@ -98,6 +98,13 @@ def random_program(seed: int) -> tuple[rasp.SOp, str]:
             out = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, cmp), b,
                                                 default=0))  # fmt: skip
             means.append(out)
+        elif kind == "tied_mean":  # a mean over the positions a table selects (ties)
+            (k, _), (q, _) = rng.choice(finite), rng.choice(finite)
+            b = rasp.numerical(rasp.Map(lambda v: 1 if v else 0, rng.choice(bools)))
+            sel = rasp.Select(k, q, rasp.Comparison.EQ)
+            if rng.random() < 0.5:
+                sel = sel & rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+            out = rasp.numerical(rasp.Aggregate(sel, b, default=0))
         else:  # mean_cmp
             if not means:
                 continue

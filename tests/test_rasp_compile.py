@@ -111,7 +111,7 @@ def test_random_programs_are_never_silently_wrong(seed: int) -> None:
     evaluate is defined, or is refused with a reason (bounded ones: up to their bound)."""
     sop, vocab = random_program(seed)
     prog = program_of(sop, vocab)
-    target = "average-hard" if seed % 2 else "soft-temperature"
+    target = rasp.TARGETS[seed % 3]
     try:
         model = prog.compile(target)
         lengths: tuple[int, ...] = (12, 40)
