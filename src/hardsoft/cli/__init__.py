@@ -49,6 +49,7 @@ _COMMAND_MODULES = (
     "atlas_cmds",
     "inspect_cmds",
     "decompile_cmds",
+    "source_cmds",
 )
 
 

@@ -74,6 +74,14 @@ def _check_program(model, file: str, options: dict) -> dict:
     return report
 
 
+def _is_rasp(program: str) -> bool:
+    """Whether ``--program`` names a RASP file (checked by its own reference: a RASP model may
+    be exact only up to a bound, and a RASP value may be undefined)."""
+    from hardsoft.programs.source import Notation, notation_of, resolve_program
+
+    return notation_of(resolve_program(program)) is Notation.RASP
+
+
 @app.command("check")
 def check_cmd(
     model_path: Path = path_argument("MODEL", "A .safetensors model file."),
@@ -92,6 +100,9 @@ def check_cmd(
         "--program",
         help="Compare every output with its statement in this program file's interpreter "
         "(.cr, .brasp, FILE.py:NAME; @NAME a shipped example).",
+    ),
+    vocab: str = typer.Option(
+        None, "--vocab", help="With --program: the vocabulary (the program's alphabet)."
     ),
     exhaustive_max_n: int = int_option(
         12, "--exhaustive-max-n", lo=0, help="Check every string up to this length."
@@ -146,6 +157,22 @@ def check_cmd(
     model = apply_dtype(load_model(model_path, device=device), dtype)
     if (stream or input_file is not None) and program is not None:
         raise HardsoftError("--stream checks against --formula or --language, not --program")
+    if program is not None and _is_rasp(program):  # bounded models, undefined values
+        from hardsoft.cli.source_cmds import check_source
+
+        return check_source(
+            model,
+            model_path,
+            program,
+            vocab=vocab,
+            exhaustive_max_n=exhaustive_max_n,
+            random_n=lengths,
+            samples=samples,
+            seed=seed,
+            as_json=as_json,
+        )
+    if vocab is not None:
+        raise HardsoftError("--vocab is for RASP programs (FILE.py:NAME); others use the model's")
     if stream or input_file is not None:
         return check_streamed(
             model, model_path, formula, language, input_file, stream_chunk, as_json, stream

@@ -300,10 +300,15 @@ def run_cmd(
             )
         return
     results: list[dict[str, Any]] = []
+    from hardsoft.cli.source_cmds import decoded
+
     for w, out, accept in zip(words, outputs, accepts):
         results.append({"input": w, "output_names": names, "outputs": out, "accept": accept})
         if is_symbol_valued(names, model.spec.alphabet):
             results[-1]["symbols"] = symbols_read(out, names)
+        values_read = decoded(model, out)  # a compiled program: its outputs read as values
+        if values_read is not None:
+            results[-1]["decoded"] = values_read
     if trace or plot is not None:
         from hardsoft.cli.inspect_cmds import add_trace
 
@@ -313,6 +318,10 @@ def run_cmd(
         return
     for r in results:
         _print_result(r)
+        if "decoded" in r:
+            from hardsoft.cli.source_cmds import print_decoded
+
+            print_decoded(model, r["decoded"])
         if trace:
             from hardsoft.model.inspect import format_summary
 

@@ -63,17 +63,29 @@ def _list_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     ]
     files: list[dict[str, Any]] = []
     for e in example_files():
-        row: dict[str, Any] = {
-            "name": f"@{e.name}",
-            "file": e.path.name,
-            "notation": e.notation.value,
-            "available": e.available,
-        }
-        if e.available:
-            prog = load_program(e.path)
-            row.update(alphabet="".join(prog.alphabet), statements=list(prog.statements))
-        files.append(row)
+        for inner in _programs_in(e):  # a RASP file holds several programs: FILE.py:NAME
+            row: dict[str, Any] = {
+                "name": f"@{e.name}" + (f":{inner}" if inner else ""),
+                "file": e.path.name,
+                "notation": e.notation.value,
+                "available": e.available,
+            }
+            if e.available:
+                prog = load_program(f"{e.path}:{inner}" if inner else e.path)
+                row.update(alphabet="".join(prog.alphabet), statements=list(prog.statements))
+            files.append(row)
     return rows, files
+
+
+def _programs_in(example: Any) -> list[str | None]:
+    """The programs of a shipped example file: its SOps for RASP, else the file itself."""
+    from hardsoft.programs.source import Notation
+
+    if example.notation is not Notation.RASP or not example.available:
+        return [None]
+    from hardsoft.programs.rasp.load import programs_in
+
+    return list(programs_in(example.path))
 
 
 def _statements(k: int) -> str:
@@ -97,13 +109,14 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON 
             f"{r['name']:<15} {r['description']}{ks}{routes}", markup=False, soft_wrap=True
         )
     console.print("\nexample programs (program run/compile FILE, check --program FILE):")
+    width = max([15, *(len(f["name"]) for f in files)])
     for f in files:
         notation = Notation(f["notation"]).display
         if not f["available"]:
-            console.print(f"{f['name']:<15} {notation}: notation not available", markup=False)
+            console.print(f"{f['name']:<{width}} {notation}: notation not available", markup=False)
             continue
         console.print(
-            f"{f['name']:<15} {notation}, alphabet {f['alphabet']!r}, "
+            f"{f['name']:<{width}} {notation}, alphabet {f['alphabet']!r}, "
             f"{_statements(len(f['statements']))}, output {f['statements'][-1]}",
             markup=False,
             soft_wrap=True,
@@ -226,8 +239,10 @@ def _alphabet_option() -> Any:
         None,
         "--alphabet",
         "-a",
-        help="The symbols, as one string. Default: the program's own (a C-RASP file's "
-        "'// alphabet:' comment, else the symbols it mentions).",
+        "--vocab",
+        help="The symbols, as one string (--vocab: Tracr's name for it). Default: the "
+        "program's own (a C-RASP file's '// alphabet:' comment, else the symbols it mentions; "
+        "a RASP file's `vocab`).",
     )
 
 
@@ -261,7 +276,12 @@ def run_cmd(
         page = trace_html(program, runs, source=str(file))
         atomic_write(trace, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
     if as_json:
-        out: dict[str, Any] = {"results": [r.to_dict() for r in runs]}
+        out: dict[str, Any] = {
+            "program": program.name,
+            "notation": program.notation.value,
+            "statements": list(program.statements),
+            "results": [r.to_dict() for r in runs],
+        }
         if trace is not None:
             out["trace"] = str(trace)
         print_json(out)
@@ -284,7 +304,7 @@ def _compile_summary(program: Any, model: Any, target: str, masks: str, out: Pat
     from hardsoft.programs.routes import model_sizes
 
     meta = model.meta
-    return {
+    summary = {
         "program": program.name,
         "notation": program.notation.value,
         "target": target,
@@ -297,6 +317,12 @@ def _compile_summary(program: Any, model: Any, target: str, masks: str, out: Pat
         "formulas": meta.get("formulas", {}),
         "certificate": meta.get("certificate"),
     }
+    cert = meta.get("certificate") or {}
+    if "exact_for" in cert:  # RASP: length-general, or bounded with the reason
+        summary["length_general"] = cert.get("length_general")
+        summary["exact_for"] = cert["exact_for"]
+        summary["bounded_because"] = cert.get("bounded_because", [])
+    return summary
 
 
 def _print_compiled(s: dict) -> None:
@@ -307,6 +333,10 @@ def _print_compiled(s: dict) -> None:
         markup=False,
         soft_wrap=True,
     )
+    if "exact_for" in s:
+        console.print(f"  exact for {s['exact_for']}", markup=False, soft_wrap=True)
+        for b in s["bounded_because"]:
+            console.print(f"  bounded: {b['statement']} {b['text']}", markup=False, soft_wrap=True)
     for o in s["outputs"]:
         formula = s["formulas"].get(o["name"])
         shown = f" = {formula}" if formula else ""
@@ -325,8 +355,11 @@ def _print_compiled(s: dict) -> None:
 @program_app.command("compile")
 def compile_cmd(
     file: str = typer.Argument(..., metavar="FILE", help=FILE_HELP),
-    target: str = typer.Option(
-        "hard", "--target", help="hard | soft-temperature (τ(n)) | soft-pe (τ = 1)."
+    target: str | None = typer.Option(
+        None,
+        "--target",
+        help="hard | soft-temperature (τ(n)) | soft-pe (τ = 1) for C-RASP and B-RASP (default "
+        "hard); average-hard | soft-temperature | hard for RASP (default soft-temperature).",
     ),
     masks: str = typer.Option(
         "strict", "--masks", help="strict (any mask) or nonstrict (only none, j <= i, j >= i)."
@@ -338,13 +371,14 @@ def compile_cmd(
         "last statement.",
     ),
     alphabet: str = _alphabet_option(),
-    max_len: int = int_option(
-        1000,
+    max_len: int | None = int_option(
+        None,
         "--max-len",
         lo=1,
-        help="The longest input the model is built for where the notation needs one (RASP); "
-        "C-RASP models work at every length: there, the n at which the certificate "
-        "evaluates τ(n) and its error bounds.",
+        help="RASP: build a model exact for n <= N where the program needs a bound (the "
+        "certificate names the operation); without it such a program is refused. C-RASP and "
+        "B-RASP models work at every length: there, the n at which the certificate evaluates "
+        "τ(n) and its error bounds (default 1000).",
     ),
     out: Path = output_file_option("-o", required=True, help="Write the model here."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -355,9 +389,10 @@ def compile_cmd(
     carries its statement), so `check MODEL --program FILE` compares it with the
     interpreter."""
     from hardsoft.model.io import save_model
-    from hardsoft.programs.source import load_program
+    from hardsoft.programs.source import DEFAULT_TARGETS, load_program
 
     program = load_program(file, alphabet=alphabet)
+    target = target or DEFAULT_TARGETS[program.notation]
     model = program.compile(target, masks=masks, outputs=outputs or None, max_len=max_len)
     save_model(model, out)
     summary = _compile_summary(program, model, target, masks, out)

@@ -27,6 +27,7 @@ from hardsoft.errors import HardsoftError
 from hardsoft.model.transformer import Transformer
 
 __all__ = [
+    "DEFAULT_TARGETS",
     "EXAMPLES",
     "Notation",
     "ProgramRun",
@@ -55,6 +56,15 @@ class Notation(str, Enum):
 
 
 _TITLES = {Notation.CRASP: "C-RASP", Notation.BRASP: "B-RASP", Notation.RASP: "RASP (Tracr)"}
+
+DEFAULT_TARGETS: dict[Notation, str] = {
+    Notation.CRASP: "hard",
+    Notation.BRASP: "hard",
+    Notation.RASP: "soft-temperature",
+}
+"""The target ``program compile`` builds when none is given: hard attention where the
+notation is a logic of hard attention; softmax for RASP, whose averages need it (or
+average-hard)."""
 
 Value = bool | int | float | str | None
 """One statement's value at one position (``None``: undefined there, e.g. a RASP aggregate

@@ -215,6 +215,21 @@ def _ahat(m: Mapping[str, Any]) -> tuple[str, str]:
 
 
 @claim(
+    "tracr-lib",
+    claim="Tracr's library programs compile to one softmax transformer each, exact at every "
+    "length (or, where the program itself depends on its maximum length, up to it)",
+    paper="Yang et al. (2026) §5, Theorem 26, applied to RASP programs (Lindner et al. 2023)",
+    what_ran="the 15 functions of Tracr's lib and a Boolean map of a count, compiled for "
+    "soft-temperature and checked against rasp.evaluate at every position",
+)
+def _tracr_lib(m: Mapping[str, Any]) -> tuple[str, str]:
+    bad = int(m["mismatches"])
+    total = len(m["programs"])
+    key = f"{m['length_general']} of {total} length-general; {bad} mismatches"
+    return (EXTENDS if bad == 0 else DEVIATES), key
+
+
+@claim(
     "soft-attention-sensitivity",
     claim="Changing one input symbol moves a softmax transformer's last activation by O(1/n) "
     "(bounded position embeddings); models with τ(n) → 0 or unbounded ones escape",
