@@ -3,7 +3,8 @@ whose value at position i is the membership of the prefix of length i, found by 
 enumeration (smallest first) with observational equivalence on all words up to a length.
 
 Operators: symbols, ``true``, ``!``, ``&``, ``|``, ``Y``, ``P``, ``S`` and, counted as one
-node each, "once" ``f | P f`` and "historically" ``!(!f | P !f)``. The search is a
+node each, "once" ``f | P f`` and "historically" ``f & !P !f``. :func:`simplify` then
+writes the result readably (``!!f`` as ``f``, ``!'a'`` as ``'b'`` over two symbols). The search is a
 heuristic: it computes candidate values with its own small numpy operators and may find nothing
 (the formula may be larger than the bound). What it finds is then *verified*
 with the logic evaluator (:func:`hardsoft.logic.evaluate`) on every word up to the length,
@@ -26,7 +27,10 @@ from hardsoft.logic.syntax import And, Const, Formula, Not, Or, Past, Prev, Sinc
 
 MAX_SIZE = 10
 MAX_FORMULAS = 40_000
-MAX_SECONDS = 5.0
+"""The search's budget: distinct candidate formulas kept (deterministic, so a row gets the same
+answer on an idle and on a busy machine; about 5 s on one core)."""
+MAX_SECONDS = 120.0
+"""A safety net only, far above what :data:`MAX_FORMULAS` takes."""
 MAX_WORDS = 100_000
 """Most words of one length the exhaustive check after the search enumerates: k^L grows fast,
 and a 300-symbol alphabet at L = 4 would be 8·10^9 words."""
@@ -135,7 +139,7 @@ def search(dfa: DFA, length: int | None = None) -> tuple[Formula | None, dict[st
                 (Prev(f), _prev(v)),
                 (Past(f), _past(v)),
                 (Or(f, Past(f)), once),
-                (Not(Or(Not(f), Past(Not(f)))), hist),
+                (And(f, Not(Past(Not(f)))), hist),
             )
             for g, w in unary:
                 if add(g, w, size):
@@ -150,7 +154,39 @@ def search(dfa: DFA, length: int | None = None) -> tuple[Formula | None, dict[st
                     if add(h, x, size):
                         return h, {**stats, "formulas": len(seen)}
                 if len(seen) > MAX_FORMULAS or time.perf_counter() - started > MAX_SECONDS:
-                    stats["stopped"] = "budget"
+                    stats["stopped"] = f"budget of {MAX_FORMULAS} formulas"
                     return None, {**stats, "formulas": len(seen)}
     stats["stopped"] = "size"
     return None, {**stats, "formulas": len(seen)}
+
+
+def simplify(formula: Formula, alphabet: tuple[str, ...] | str) -> Formula:
+    """An equivalent, more readable formula: double negations dropped, constants folded, and
+    over a two-symbol alphabet ``!'a'`` written as the other symbol. Callers verify the
+    result with the logic evaluator (as they verify the search's own)."""
+    symbols = tuple(alphabet)
+
+    def walk(f: Formula) -> Formula:
+        if isinstance(f, Not):
+            arg = walk(f.arg)
+            if isinstance(arg, Not):
+                return arg.arg
+            if isinstance(arg, Const):
+                return Const(not arg.value)
+            if isinstance(arg, Sym) and len(symbols) == 2:
+                return Sym(symbols[1 - symbols.index(arg.symbol)])
+            return Not(arg)
+        if isinstance(f, (And, Or)):
+            left, right = walk(f.left), walk(f.right)
+            unit = isinstance(f, And)  # true is And's unit, false is Or's
+            for a, b in ((left, right), (right, left)):
+                if isinstance(a, Const):
+                    return b if a.value == unit else a
+            return type(f)(left, right)
+        if isinstance(f, (Prev, Past)):
+            return type(f)(walk(f.arg))
+        if isinstance(f, Since):
+            return Since(walk(f.left), walk(f.right))
+        return f
+
+    return walk(formula)
