@@ -242,10 +242,12 @@ def check_counting(row: Row, lang: Language, sizes: Sizes) -> Check:
         sample, _ = lang.sample_balanced(m, 16, rng, allow_one_class=True)
         words += list(sample)
     wrong = None
-    for word in words:
-        values = evaluate(formula, [word], row.alphabet)[0]
-        if not np.array_equal(values.astype(np.int64), lang.prefix_reference(word)):
-            wrong = word
+    for m in sorted({len(w) for w in words}):  # one evaluation per length
+        batch = [w for w in words if len(w) == m]
+        values = evaluate(formula, batch, row.alphabet).astype(np.int64)
+        bad = [w for w, v in zip(batch, values) if not np.array_equal(v, lang.prefix_reference(w))]
+        if bad:
+            wrong = bad[0]
             break
     ok = not outside and wrong is None
     summary = (

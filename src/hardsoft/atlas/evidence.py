@@ -56,7 +56,7 @@ class Evidence:
 @dataclass(frozen=True)
 class Budget:
     """How hard the evidence is checked: exhaustive lengths by alphabet size, random lengths
-    and samples, the restriction's length and how many models the illustration may try."""
+    and samples, and the seeds and models an illustration may try."""
 
     quick: bool
 
@@ -75,6 +75,11 @@ class Budget:
     @property
     def seeds(self) -> int:
         return 4 if self.quick else 12
+
+    @property
+    def models(self) -> int:
+        """Most random models an illustration tries."""
+        return 16 if self.quick else 32
 
 
 def rel(path: Path, out: Path) -> str:

@@ -15,6 +15,7 @@ proof and are never counted as one (a witness defeats one model, not the class).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import shlex
@@ -35,8 +36,9 @@ SENSITIVITY_FILE = "sensitivity.json"
 ILLUSTRATION_DIR = "illustration"
 BOUNDED_FEATURES = ("1", "i/n", "(-1)^i")
 PE_FEATURES = ("1", "i/n", "(-1)^i", "[i=1]", "[i=n]")
-SHAPES = ((2, 2), (3, 2), (1, 2), (2, 1))
-"""(layers, heads) of the random models the restriction illustration tries, per seed."""
+SHAPES = ((2, 2), (3, 2), (4, 2), (1, 2))
+"""(layers, heads) of the random models the restriction illustration tries, per seed (deeper
+models keep a non-empty dependency set more often under DYCK's restriction)."""
 
 
 def _random_hard(row: Row, col: Column, seed: int, shape: tuple[int, int], mask: str):
@@ -65,9 +67,11 @@ def _random_hard(row: Row, col: Column, seed: int, shape: tuple[int, int], mask:
 
 
 def _candidates(col: Column, budget: Budget):
-    """(seed, shape, mask) in the order tried: every shape for seed 0, then seed 1, ..."""
+    """(seed, shape, mask) in the order tried: every shape for seed 0, then seed 1, ...; at
+    most ``budget.models`` of them."""
     masks = ("strict-future",) if col.id == "uhat-strict" else ("strict-future", "none")
-    for seed, mask, shape in itertools.product(range(budget.seeds), masks, SHAPES):
+    tried = itertools.product(range(budget.seeds), masks, SHAPES)
+    for seed, mask, shape in itertools.islice(tried, budget.models):
         yield seed, shape, mask
 
 
@@ -130,14 +134,14 @@ def restriction(row: Row, col: Column, budget: Budget, folder: Path, out: Path) 
     from hardsoft.model.io import save_model
 
     lang = row_language(row)
-    n = row.restriction_n if budget.quick else 2 * row.restriction_n
+    n = row.restriction_n  # an illustration needs no long input; full mode tries more models
     model, model_cmd, result, witness, seed, tried = _search(row, col, lang, n, budget)
     if model is None:
         return {
             "kind": "illustration",
             "found": False,
-            "summary": f"no random model of the class among the {tried} tried (seeds 0–"
-            f"{budget.seeds - 1}, shapes {list(SHAPES)}) kept a non-empty dependency set "
+            "summary": f"no random model of the class among the {tried} tried (seeds from 0, "
+            f"shapes (layers, heads) {list(SHAPES)}) kept a non-empty dependency set "
             f"under its restriction at n = {n} with a verified witness; none is shown (a "
             "constant restricted model would be fooled by any language)",
             "numbers": {"n": n, "models_tried": tried},
@@ -190,28 +194,36 @@ def _positions(ps: list[int]) -> str:
     return ", ".join(map(str, ps[:8])) + (", ..." if len(ps) > 8 else "")
 
 
-def sensitivity(
-    row: Row, col: Column, budget: Budget, folder: Path, out: Path, layer_norm: bool
-) -> dict:
-    """Lemma 5 measured on a seeded random softmax model of the column (τ = 1, bounded
-    features; with ``layer_norm`` pre-layer norm with hardsoft's default ε = 1e-5)."""
+@functools.lru_cache(maxsize=16)
+def _measured(alphabet: str, layer_norm: bool, lengths: tuple[int, ...]) -> tuple[Any, Any]:
+    """The random model of :func:`sensitivity` and its measurement (the same for every row
+    over ``alphabet``: measured once per build)."""
     from hardsoft.limits.sensitivity import measure_sensitivity
     from hardsoft.model import random_model
-    from hardsoft.model.io import save_model
 
     model = random_model(
         weighting="softmax",
         weight_scale=0.3,
         seed=0,
-        alphabet=row.alphabet,
+        alphabet=alphabet,
         position_features=BOUNDED_FEATURES,
         layer_norm="pre" if layer_norm else "none",
         dtype=torch.float64,
     )
+    return model, measure_sensitivity(model, list(lengths), samples=2, flips=8, seed=0)
+
+
+def sensitivity(
+    row: Row, col: Column, budget: Budget, folder: Path, out: Path, layer_norm: bool
+) -> dict:
+    """Lemma 5 measured on a seeded random softmax model of the column (τ = 1, bounded
+    features; with ``layer_norm`` pre-layer norm with hardsoft's default ε = 1e-5)."""
+    from hardsoft.model.io import save_model
+
+    lengths = [16, 64, 256] if budget.quick else [16, 64, 256, 1024, 4096]
+    model, rep = _measured(row.alphabet, layer_norm, tuple(lengths))
     if class_violations(model, col):
         raise HardsoftError(f"the random model leaves {col.id}: {class_violations(model, col)}")
-    lengths = [16, 64, 256] if budget.quick else [16, 64, 256, 1024, 4096]
-    rep = measure_sensitivity(model, lengths, samples=2, flips=8, seed=0)
     sub = folder / ILLUSTRATION_DIR
     sub.mkdir(parents=True, exist_ok=True)
     path = sub / MODEL_FILE

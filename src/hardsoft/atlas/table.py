@@ -125,7 +125,11 @@ class Column:
             LayerNorm.EPS_ZERO: "with ε = 0",
             LayerNorm.EPS_FIXED: "with a fixed ε > 0 (hardsoft's default ln_eps = 1e-5)",
         }[self.layer_norm]
-        accept = "a fixed margin (not shrinking with n)" if self.fixed_margin else "exact 0/1"
+        accept = (
+            "with a fixed margin (not shrinking with n)"
+            if self.fixed_margin
+            else "y_n > 1/2 (any margin)"
+        )
         return {
             "heads": heads,
             "masks": masks,
