@@ -335,3 +335,19 @@ def test_a_failed_producer_is_reported_and_not_cached(tmp_path, monkeypatch) -> 
     monkeypatch.undo()
     again = build_atlas(tmp_path, quick=True, only="first,ahat")
     assert again["cells"][0]["verdict"] == "agrees" and not again["cells"][0]["reused"]
+
+
+def test_anbn_with_unique_hard_attention_and_position_features() -> None:
+    """The crafted aⁿbⁿ model: unique-hard heads and bounded position features only (in the
+    uhat-pe class, not the strict no-PE one), exact at every position of every word to n = 12
+    and of members and near misses to n = 2000."""
+    from hardsoft.atlas.crafted import anbn_unique_hard
+    from hardsoft.check import check_language
+    from hardsoft.model.features import parse_feature
+
+    model = anbn_unique_hard()
+    assert class_violations(model, column("uhat-pe")) == []
+    assert class_violations(model, column("uhat-strict"))
+    assert all(parse_feature(f).bounded for f in model.spec.position_features)
+    rep = check_language(model, "anbn", exhaustive_max_n=12, random_n=[100, 2000], samples=8)
+    assert rep["mismatches"] == 0 and rep["max_abs_error"] == 0.0

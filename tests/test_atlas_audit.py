@@ -95,9 +95,9 @@ def test_an_illustration_is_never_counted_as_a_proof(checked) -> None:
     from hardsoft.atlas.html import render_page
 
     cells = []
+    beside = {"kind": "illustration", "found": True, "summary": "a witness on one model"}
     for (rid, cid), ev in list(checked.items())[:3]:
-        ev = dataclasses.replace(ev, illustration={"kind": "illustration", "found": True,
-                                                   "summary": "a witness on one model"})  # fmt: skip
+        ev = dataclasses.replace(ev, illustration=beside)
         cells.append(_cell(rid, cid, ev.kind.value, "agrees", ev.to_json()))
     learned = Evidence(Status.NOT_LEARNED, EvidenceKind.ILLUSTRATION, True, "runs")
     cells.append(_cell("parity", "trained-lstm", "illustration", "measured", learned.to_json()))

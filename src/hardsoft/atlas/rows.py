@@ -167,7 +167,7 @@ def _refuse_overwrite(rows: Path, record: dict[str, Any]) -> None:
     if old.get("dfa") != record["dfa"]:
         was = old.get("regex") or old.get("dfa_file") or "another language"
         raise HardsoftError(
-            f"row {record['name']!r} already exists in {rows} for {was!r}, a different "
+            f"row {record['name']!r} already exists in {str(rows)!r} for {was!r}, a different "
             "language; choose another --name, or pass --force to replace it"
         )
 

@@ -41,7 +41,9 @@ def atlas_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the whole table as JSON."),
 ) -> None:
     """Build the atlas (rows: languages and tasks; columns: model classes) into --out:
-    atlas.json, atlas.csv, index.html and every cell's evidence under cells/. Cells whose
+    atlas.json, atlas.csv, index.html and every cell's evidence under cells/. Every cell has a
+    status and an evidence kind: proof (a model checked here, or a theorem whose hypotheses
+    were checked here), illustration (one model, training runs) or citation. Cells whose
     evidence is stored and current are reused. Exit code 1 if evidence disagrees with a claim."""
     if ctx.invoked_subcommand is not None:
         return
