@@ -183,7 +183,10 @@ def _plot(table: dict[str, Any], path: Path) -> None:
     ax.set_yticks([y + 0.5 for y in range(len(rows))])
     ax.set_yticklabels([r["title"] for r in rows], fontsize=8)
     ax.tick_params(length=0)
-    handles = [Patch(facecolor=c, edgecolor="#999999", label=s) for s, c in STATUS_COLOURS.items()]
+    handles = [
+        Patch(facecolor=c, edgecolor="#999999", label=s.replace("not-learned", "not learned"))
+        for s, c in STATUS_COLOURS.items()
+    ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
     ax.set_title(
         "which transformer computes which language (status; ✓ proof, illus. illustration only, "
