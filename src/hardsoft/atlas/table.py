@@ -388,8 +388,8 @@ LEMMA5 = (
 LEMMA5_LN = (
     "Hahn (2020) §6, Lemma 5 (corrected), whose proof needs only Lipschitz position-wise "
     "maps: layer norm with a fixed ε > 0 is Lipschitz (constant ≤ max|γ|/√ε; our remark, "
-    "docs/atlas.md), so the fixed-margin limit returns; Chiang & Cholak (2022, abstract) "
-    "escape it with ε = 0"
+    "docs/atlas.md), so the fixed-margin limit returns; Chiang & Cholak (2022, their "
+    "layer-norm section) escape it with ε = 0"
 )
 MARGIN_NOTE = (
     "PARITY and FIRST are recognised exactly with a margin shrinking like 1/n (Chiang & "
