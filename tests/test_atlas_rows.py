@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import time
 
 import pytest
 
@@ -51,7 +52,25 @@ def test_statuses_say_what_was_shown(tmp_path, monkeypatch) -> None:  # type: ig
     monkeypatch.setattr(ltl_search, "MAX_FORMULAS", 50)  # the search gives up: no model
     rec = add_row(tmp_path, "ab2", regex=".*ab.*", alphabet="ab")
     assert rec["status"] == "possible" and rec["construction"]["formula"] is None
-    assert rec["construction"]["search"]["stopped"] == "budget of 50 formulas"
+    assert rec["construction"]["search"]["stopped"] == "budget of 50 formulas kept"
+
+
+def test_the_formula_search_counts_its_budget_never_a_clock(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The search stops after a number of candidates, not of seconds, so a busy machine gets
+    the same answer: `(ab)*` is found after the same count every time, and a budget one short
+    of that count stops it (the CLI test's `(ab)*` row once stopped at a wall-clock limit)."""
+    dfa = dfa_from_regex("(ab)*", "ab")
+    formula, stats = ltl_search.search(dfa)
+    assert formula is not None and stats["stopped"] == ""
+    assert ltl_search.search(dfa)[1] == stats  # the same count again
+    assert stats["candidates"] < ltl_search.MAX_CANDIDATES
+    monkeypatch.setattr(time, "perf_counter", lambda: float("inf"))  # a clock would stop it
+    monkeypatch.setattr(time, "time", lambda: float("inf"))
+    assert ltl_search.search(dfa)[0] == formula
+    budget = stats["candidates"] - 1
+    monkeypatch.setattr(ltl_search, "MAX_CANDIDATES", budget)
+    none, short = ltl_search.search(dfa)
+    assert none is None and short["stopped"] == f"budget of {budget} candidates tried"
 
 
 def test_rows_are_labelled_by_name_and_names_are_not_reused_silently(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -257,8 +257,9 @@ def user_cell(rec: dict[str, Any], out: Path) -> dict[str, Any]:
         stats = con.get("search") or {}
         summary += (
             f"; no formula of at most {stats.get('max_size', '?')} nodes found by the bounded "
-            f"search ({stats.get('stopped') or 'exhausted'}, {stats.get('formulas', 0)} "
-            "formulas): a model exists by the theorem, none is built here"
+            f"search ({stats.get('stopped') or 'exhausted'}: {stats.get('candidates', 0)} "
+            f"candidates tried, {stats.get('formulas', 0)} distinct kept): a model exists by the "
+            "theorem, none is built here"
         )
     source = rec.get("regex") or f"DFA file {rec.get('dfa_file')}"
     return {

@@ -28,9 +28,9 @@ STATUS_COLOURS = {
     "open": "#fff4c2",
     "pending": "#ffffff",
 }
+"""The report's atlas colours (report/templates/atlas_table.html.j2), for the figure."""
 KIND_MARKS = {"proof": "✓", "illustration": "illus.", "citation": "cited"}
 """How the figure marks a cell's evidence kind (✓ only for a proof that agrees)."""
-"""The report's atlas colours (report/templates/atlas_table.html.j2), for the figure."""
 
 
 def _slim(table: dict[str, Any]) -> dict[str, Any]:
