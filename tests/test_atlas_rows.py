@@ -11,6 +11,7 @@ import json
 import re
 import time
 
+import numpy as np
 import pytest
 
 from hardsoft.atlas import ltl_search
@@ -71,6 +72,45 @@ def test_the_formula_search_counts_its_budget_never_a_clock(monkeypatch) -> None
     monkeypatch.setattr(ltl_search, "MAX_CANDIDATES", budget)
     none, short = ltl_search.search(dfa)
     assert none is None and short["stopped"] == f"budget of {budget} candidates tried"
+
+
+def _formulas(size: int, symbols: str) -> list:  # type: ignore[type-arg]
+    """Every formula of exactly ``size`` nodes over the search's operators, written out
+    syntactically (no equivalence merging): the independent side of the next test."""
+    from hardsoft.logic.syntax import And, Const, Not, Or, Past, Prev, Since, Sym
+
+    if size == 1:
+        return [Sym(a) for a in symbols] + [Const(True)]
+    out = []
+    for f in _formulas(size - 1, symbols):
+        out += [Not(f), Prev(f), Past(f), Or(f, Past(f)), And(f, Not(Past(Not(f))))]
+    for left in range(1, size - 1):
+        for f, g in itertools.product(
+            _formulas(left, symbols), _formulas(size - 1 - left, symbols)
+        ):
+            out += [Since(f, g), And(f, g), Or(f, g)]
+    return out
+
+
+def test_a_search_that_stops_says_a_true_lower_bound(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The claim "no formula of at most k nodes defines it" is checked against every formula
+    of at most k nodes, enumerated without merging and evaluated with the logic evaluator."""
+    from hardsoft.languages.base import all_words
+    from hardsoft.logic import evaluate
+
+    monkeypatch.setattr(ltl_search, "MAX_FORMULAS", 100)
+    dfa = dfa_from_regex("(aab)*", "ab")
+    formula, stats = ltl_search.search(dfa)
+    assert formula is None and stats["none_up_to"] == 4
+    assert "no past formula of at most 4 nodes defines it" in ltl_search.outcome(stats)
+    words = all_words("ab", stats["length"])
+    target = np.array([[dfa.accepts(w[: i + 1]) for i in range(len(w))] for w in words])
+    for size in range(1, 5):
+        for f in _formulas(size, "ab"):
+            assert not np.array_equal(evaluate(f, words, "ab"), target), f
+    a_star = dfa_from_regex("a*", "ab")  # the enumeration does find a formula where one exists
+    target = np.array([[a_star.accepts(w[: i + 1]) for i in range(len(w))] for w in words])
+    assert any(np.array_equal(evaluate(f, words, "ab"), target) for f in _formulas(2, "ab"))
 
 
 def test_rows_are_labelled_by_name_and_names_are_not_reused_silently(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -101,7 +101,10 @@ def _since(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def search(dfa: DFA, length: int | None = None) -> tuple[Formula | None, dict[str, Any]]:
     """The smallest past formula (up to :data:`MAX_SIZE` nodes, within the budgets) agreeing
-    with the DFA on every non-empty word up to ``length``; None if none was found."""
+    with the DFA on every non-empty word up to ``length``; None if none was found. Then
+    ``stats["none_up_to"]`` is the largest size enumerated completely: past operators read
+    only earlier positions, so formulas equal on these words stay equal in every context,
+    and no formula of at most that many nodes (of these operators) defines the language."""
     k = len(dfa.alphabet)
     length = affordable_length(k, length or (7 if k == 2 else 5 if k == 3 else 4), cells=True)
     if length < 2:  # every word of length 2 is past the budget: nothing worth searching on
@@ -115,10 +118,11 @@ def search(dfa: DFA, length: int | None = None) -> tuple[Formula | None, dict[st
     seen: dict[bytes, Formula] = {}
     by_size: dict[int, list[tuple[Formula, np.ndarray]]] = {s: [] for s in range(1, MAX_SIZE + 1)}
     stats: dict[str, Any] = {"length": length, "formulas": 0, "max_size": MAX_SIZE, "stopped": ""}
-    tried = [0]
+    tried, at_size = [0], [1]
 
     def add(f: Formula, v: np.ndarray, size: int) -> bool:
         tried[0] += 1
+        at_size[0] = size
         if len(seen) >= MAX_FORMULAS or tried[0] > MAX_CANDIDATES:
             raise _OutOfBudget
         key = v.tobytes()
@@ -141,9 +145,30 @@ def search(dfa: DFA, length: int | None = None) -> tuple[Formula | None, dict[st
             if len(seen) >= MAX_FORMULAS
             else f"budget of {MAX_CANDIDATES} candidates tried"
         )
+        stats["none_up_to"] = at_size[0] - 1
     else:
         stats["stopped"] = "" if found is not None else "size"
+        if found is None:
+            stats["none_up_to"] = MAX_SIZE
     return found, {**stats, "formulas": len(seen), "candidates": tried[0]}
+
+
+def outcome(stats: dict[str, Any]) -> str:
+    """One line saying what a search that found no formula showed (``add-row`` prints it and
+    the row's cell stores it)."""
+    stop = stats.get("stopped") or ""
+    if "none_up_to" not in stats:
+        return f"the formula search did not run ({stop})"
+    text = (
+        f"no past formula of at most {stats['none_up_to']} nodes defines it (every one was "
+        f"enumerated, on the words up to length {stats['length']})"
+    )
+    if stop != "size":
+        text += (
+            f"; the search stopped at its {stop} within size {stats['none_up_to'] + 1} "
+            f"({stats.get('candidates', 0)} candidates tried)"
+        )
+    return text
 
 
 class _OutOfBudget(Exception):

@@ -21,6 +21,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from hardsoft.atlas.ltl_search import outcome
 from hardsoft.atlas.starfree import decide_star_free
 from hardsoft.atlas.table import ROW_IDS
 from hardsoft.errors import HardsoftError
@@ -253,13 +254,15 @@ def user_cell(rec: dict[str, Any], out: Path) -> dict[str, Any]:
         artefacts["model"] = str(Path(con["model"]).relative_to(out))
         commands.append(con["command"])
         agrees = con["mismatches"] == 0 and not con.get("outside_class")
-    elif rec["star_free"]:
-        stats = con.get("search") or {}
+    elif rec["star_free"] and con.get("formula"):  # found, but the evaluator disagreed
         summary += (
-            f"; no formula of at most {stats.get('max_size', '?')} nodes found by the bounded "
-            f"search ({stats.get('stopped') or 'exhausted'}: {stats.get('candidates', 0)} "
-            f"candidates tried, {stats.get('formulas', 0)} distinct kept): a model exists by the "
-            "theorem, none is built here"
+            f"; the search's formula {con['formula']} failed its verification by the logic "
+            "evaluator: a model exists by the theorem, none is built here"
+        )
+    elif rec["star_free"]:
+        summary += (
+            f"; {outcome(con.get('search') or {})}: a model exists by the theorem, none is "
+            "built here"
         )
     source = rec.get("regex") or f"DFA file {rec.get('dfa_file')}"
     return {

@@ -121,12 +121,9 @@ def add_row_cmd(
                 f"(all words to n = {con['exhaustive_to_n']}): {con['model']}"
             )
         else:
-            stats = con.get("search") or {}
-            console.print(
-                f"no past-LTL formula of at most {stats.get('max_size', '?')} nodes found by the "
-                f"bounded search ({stats.get('formulas', 0)} formulas tried, stopped: "
-                f"{stats.get('stopped') or 'exhausted'}); no model is built"
-            )
+            from hardsoft.atlas.ltl_search import outcome
+
+            console.print(f"{outcome(con.get('search') or {})}; no model is built")
     else:
         console.print(f"witness: {record['witness']['claim']}")
     console.print(f"=> {record['transformer_verdict']} [{record['status']}, proof]")
