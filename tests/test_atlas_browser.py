@@ -1,6 +1,7 @@
 """The atlas page in headless Chromium (as the report's browser test does): the table has one
-cell per (row, column) with a status colour, each cell opens its evidence, and the reproduce
-report shows the atlas as its first section with the same cells."""
+cell per (row, column) with a status colour and an evidence kind, a ✓ only on proofs, each
+cell opens its evidence, and the reproduce report opens with its summary table and shows the
+atlas in the atlas experiment's section with the same cells."""
 
 from __future__ import annotations
 
@@ -13,19 +14,25 @@ import pytest
 
 from hardsoft.atlas.build import build_atlas
 from hardsoft.atlas.html import render_page
+from hardsoft.atlas.table import COLUMNS
 
 from .test_report_browser import FLAGS, chromium
 
 COUNT_JS = """() => {
   const cells = [...document.querySelectorAll('#atlas-grid td.cell')];
   const statuses = {};
+  const kinds = {};
   for (const c of cells) { statuses[c.dataset.status] = (statuses[c.dataset.status] || 0) + 1; }
+  for (const c of cells) { kinds[c.dataset.kind] = (kinds[c.dataset.kind] || 0) + 1; }
+  const ticks = cells.filter(c => c.querySelector('summary').textContent.includes('✓'));
+  const badTicks = ticks.filter(c => c.dataset.kind !== 'proof').length;
   const coloured = cells.filter(c => getComputedStyle(c).backgroundColor !== 'rgba(0, 0, 0, 0)');
   const first = cells[0].querySelector('details');
   first.open = true;
   const opened = first.querySelector('.ev').getBoundingClientRect().height > 0;
   const h2 = [...document.querySelectorAll('h2')].map(h => h.id);
-  return {cells: cells.length, statuses, coloured: coloured.length,
+  return {cells: cells.length, statuses, kinds, ticks: ticks.length, badTicks,
+          coloured: coloured.length,
           summaries: document.querySelectorAll('#atlas-grid td.cell details summary').length,
           opened, h2, commands: document.querySelectorAll('#atlas-grid code.cmd').length};
 }"""
@@ -73,13 +80,16 @@ def test_the_atlas_page_shows_every_cell(tmp_path) -> None:
     out = tmp_path / "atlas"
     table = build_atlas(out, quick=True, only="ones-star+aa-star,*")
     result = _evaluate(out / "index.html", tmp_path)
-    assert result["cells"] == table["cells_total"] == 2 * 9
+    assert result["cells"] == table["cells_total"] == 2 * len(COLUMNS)
     assert result["summaries"] == result["cells"] == result["coloured"]
-    assert result["statuses"] == table["counts"]
+    assert result["statuses"] == table["counts"] and result["kinds"] == table["kinds"]
+    assert result["ticks"] == table["cells_proved"] and result["badTicks"] == 0
     assert result["opened"] and result["commands"] > 0
 
 
-def test_the_report_opens_with_the_atlas(tmp_path, monkeypatch) -> None:
+def test_the_report_opens_with_the_summary_then_the_atlas(tmp_path, monkeypatch) -> None:
+    """The summary table first (one line per experiment, as the README says), then the
+    atlas experiment's section with the grid."""
     import hardsoft.atlas.build as B
     from hardsoft.reproduce import reproduce
 
@@ -89,7 +99,7 @@ def test_the_report_opens_with_the_atlas(tmp_path, monkeypatch) -> None:
     assert not summary["failed"], summary["failed"]
     table = json.loads((out / "atlas" / "atlas.json").read_text())
     result = _evaluate(out / "index.html", tmp_path)
-    assert result["h2"][0] == "atlas-table"
+    assert result["h2"][:2] == ["summary", "atlas"]
     assert result["cells"] == table["cells_total"]
 
 
@@ -98,6 +108,9 @@ def test_render_page_escapes_text() -> None:
         "mode": "quick",
         "cells_total": 1,
         "cells_with_evidence": 0,
+        "cells_proved": 0,
+        "kinds": {"citation": 1},
+        "illustrations_beside_proofs": 0,
         "counts": {"open": 1},
         "disagreements": [],
         "columns": [{"id": "c", "title": "<c>", "description": "d"}],
@@ -107,6 +120,7 @@ def test_render_page_escapes_text() -> None:
                 "row": "r",
                 "column": "c",
                 "status": "open",
+                "evidence_kind": "citation",
                 "verdict": "not run here",
                 "citation": "A & B",
                 "note": "",

@@ -153,10 +153,10 @@ def test_index_and_period() -> None:
 
 def test_add_row_stores_the_row_and_its_dfa(tmp_path) -> None:  # type: ignore[no-untyped-def]
     rec = add_row(tmp_path, "ab-star", regex="1*", alphabet="01")
-    assert rec["star_free"] is True and rec["status"] == "decided"
+    assert rec["star_free"] is True and rec["status"] == "constructed"
     again = dfa_from_file(tmp_path / "rows" / "ab-star.dfa.json")
     assert decide_star_free(again).star_free is True
-    assert rec["construction"]["formula"] == "!(!'1' | P !'1')"
+    assert rec["construction"]["formula"] == "'1' & !P '0'"  # simplified, then verified
     assert [r["name"] for r in stored_rows(tmp_path)] == ["ab-star"]
 
 

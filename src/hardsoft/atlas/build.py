@@ -1,10 +1,11 @@
-"""Build the atlas: for every cell, the claim (:mod:`.table`) and the evidence run here
-(:mod:`.evidence`), stored under ``OUT/cells/ROW/COLUMN/`` and reused while current.
+"""Build the atlas: for every cell, the claim (:mod:`.table`) and the evidence run here, stored
+under ``OUT/cells/ROW/COLUMN/`` and reused while current.
 
 ``build_atlas`` returns the whole table as one JSON-ready dict and writes ``OUT/atlas.json``,
 ``OUT/atlas.csv`` and ``OUT/index.html``. A cell's stored evidence is reused when its
 ``evidence.json`` was made by the same atlas version in the same mode and its artefacts are
-all there; ``force`` reruns everything.
+all there; ``force`` reruns everything. Every cell carries its status, its evidence kind
+(proof, illustration or citation) and its verdict; the table counts both.
 """
 
 from __future__ import annotations
@@ -17,15 +18,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hardsoft.atlas import evidence as E
-from hardsoft.atlas.rows import STAR_FREE_COLUMN, stored_rows, write_json
-from hardsoft.atlas.table import CLAIMS, COLUMNS, ROWS, Claim, Column, Row, Status
+from hardsoft.atlas import construct, illustrate, learned
+from hardsoft.atlas.checks import run_check
+from hardsoft.atlas.evidence import CHECK_FILE, Budget, Evidence, decision_record, rel, row_language
+from hardsoft.atlas.rows import STAR_FREE_COLUMN, stored_rows, user_cell, write_json
+from hardsoft.atlas.table import (
+    CLAIMS,
+    COLUMNS,
+    ROWS,
+    Claim,
+    Column,
+    EvidenceKind,
+    Row,
+    Status,
+)
 from hardsoft.errors import HardsoftError
 from hardsoft.model.io import atomic_write
 
-VERSION = "5"
+VERSION = "6"
 """Bump when an evidence producer changes: stored cells of another version are rerun."""
 EVIDENCE_FILE = "evidence.json"
+VERDICTS = ("agrees", "DISAGREES", "measured", "not run here", "no evidence")
+"""``agrees`` / ``DISAGREES``: a proof run here supports the claim or not; ``measured``: an
+illustration-only cell (training runs) whose status the protocol decided; ``not run here``: a
+citation; ``no evidence``: its producer failed (the error is stored, the cell rerun next time)."""
 
 
 def parse_only(text: str | None) -> tuple[set[str] | None, set[str] | None]:
@@ -56,33 +72,77 @@ def parse_only(text: str | None) -> tuple[set[str] | None, set[str] | None]:
     return picked[0], picked[1]
 
 
-def _produce(row: Row, col: Column, claim: Claim, budget: E.Budget, folder: Path, out: Path):
-    """Run the claim's evidence producer (None for citation-only cells)."""
-    if claim.how == "compile":
-        ev = E.produce_compile(row, col, budget, folder, out)
-    elif claim.how in ("program-logic", "program-tieless"):
-        ev = E.produce_program(row, col, claim.how.split("-")[1], budget, folder, out)
-    elif claim.how == "restrict":
-        ev = E.produce_restrict(row, col, budget, folder, out)
-    elif claim.how == "sensitivity":
-        ev = E.produce_sensitivity(row, col, budget, folder, out)
-    elif claim.how == "learn":
-        ev = E.produce_learn(row, col, budget, folder, out)
-    elif claim.how == "decide":
-        ev = E.produce_decision(row, claim, folder, out)
-        expected = claim.params.get("star_free", False)
-        ev.agrees = ev.decision is not None and ev.decision["star_free"] == expected
+CONSTRUCTORS = {
+    "compile": construct.produce_compile,
+    "harden": construct.produce_harden,
+    "crafted-anbn": construct.produce_crafted_anbn,
+}
+
+
+def _construction(
+    row: Row, col: Column, claim: Claim, budget: Budget, folder: Path, out: Path
+) -> Evidence:
+    if claim.how in ("program-logic", "program-tieless"):
+        ev = construct.produce_program(row, col, claim.how.split("-")[1], budget, folder, out)
     else:
-        return None
-    if col.id == STAR_FREE_COLUMN and row.regex and claim.how != "decide":
-        ev.decision = E.decision_record(row)
-        sf = ev.decision["star_free"]
-        ev.summary += f"; star-free decision: {'star-free' if sf else 'not star-free'}"
-        # the decision must agree with the cell: constructed ⇔ star-free
-        if (claim.status is Status.CONSTRUCTED) != sf:
-            ev.agrees = False
-            ev.summary += " (DISAGREES with the cell)"
+        ev = CONSTRUCTORS[claim.how](row, col, budget, folder, out)
+    if col.id == STAR_FREE_COLUMN and row.regex:
+        # the decision must agree with the cell: constructed there ⇔ star-free
+        ev.decision = decision_record(row)
+        if not ev.decision["star_free"]:
+            ev.agrees, ev.status = False, None
+            ev.summary += "; star-free decision: NOT star-free (DISAGREES with the cell)"
+        else:
+            ev.summary += "; star-free decision: star-free"
     return ev
+
+
+def _checked(
+    row: Row, col: Column, claim: Claim, budget: Budget, folder: Path, out: Path
+) -> Evidence:
+    """A cited theorem and the check, run here, that it applies to the row; with the
+    claim's illustration beside it."""
+    assert claim.check is not None
+    check = run_check(claim.check, row, row_language(row), budget.quick)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / CHECK_FILE, check.to_json())
+    ev = Evidence(
+        claim.status if check.passed else None,
+        EvidenceKind.PROOF,
+        check.passed,
+        check.summary,
+        {"check": rel(folder / CHECK_FILE, out)},
+        numbers={k: v for k, v in check.numbers.items() if k != "decision"},
+        check=check.to_json(),
+        decision=check.numbers.get("decision"),
+    )
+    if claim.illustrate:
+        ev.illustration = _illustration(row, col, claim.illustrate, budget, folder, out)
+    return ev
+
+
+def _illustration(
+    row: Row, col: Column, kind: str, budget: Budget, folder: Path, out: Path
+) -> dict[str, Any]:
+    try:
+        if kind == "restrict":
+            return illustrate.restriction(row, col, budget, folder, out)
+        return illustrate.sensitivity(row, col, budget, folder, out, kind == "sensitivity-ln")
+    except HardsoftError as exc:  # an illustration never decides the cell: said, not hidden
+        return {"kind": "illustration", "found": False, "summary": f"not run: {exc}"}
+
+
+def _produce(
+    row: Row, col: Column, claim: Claim, budget: Budget, folder: Path, out: Path
+) -> Evidence | None:
+    """Run the claim's evidence (None for a citation-only cell)."""
+    if claim.how == "learn":
+        return learned.produce_learn(row, col, budget, folder, out)
+    if claim.how != "none":
+        return _construction(row, col, claim, budget, folder, out)
+    if claim.check:
+        return _checked(row, col, claim, budget, folder, out)
+    return None
 
 
 def _cached(folder: Path, out: Path, quick: bool) -> dict[str, Any] | None:
@@ -95,17 +155,20 @@ def _cached(folder: Path, out: Path, quick: bool) -> dict[str, Any] | None:
         return None
     if rec.get("version") != VERSION or rec.get("quick") != quick or rec.get("error"):
         return None  # an older atlas, the other mode, or a failed run: produce it again
-    arts = (rec.get("evidence") or {}).get("artefacts") or {}
+    ev = rec.get("evidence") or {}
+    arts = dict(ev.get("artefacts") or {})
+    arts.update((ev.get("illustration") or {}).get("artefacts") or {})
     if not all((out / p).is_file() for p in arts.values()):
         return None
     return rec
 
 
-def _verdict(claim: Claim, ev: E.Evidence | None) -> str:
-    if not claim.status.needs_evidence:
-        return "not run here"
+def _verdict(claim: Claim, ev: Evidence | None) -> str:
     if ev is None:
-        return "no evidence"
+        runs = claim.how != "none" or claim.check is not None
+        return "no evidence" if runs else "not run here"
+    if ev.kind is EvidenceKind.ILLUSTRATION:
+        return "measured"
     return "agrees" if ev.agrees else "DISAGREES"
 
 
@@ -115,7 +178,7 @@ def build_cell(
     """One cell: reuse the stored evidence if current, else produce it and store it."""
     claim = CLAIMS[(row.id, col.id)]
     if claim.how == "learn" and quick and not claim.params.get("quick"):
-        claim = Claim(Status.PENDING, claim.citation, "none", "trained in --full mode only")
+        claim = Claim(Status.PENDING, claim.citation, note="trained in --full mode only")
     folder = out / "cells" / row.id / col.id
     if not force:
         cached = _cached(folder, out, quick)
@@ -125,9 +188,10 @@ def build_cell(
     started = time.perf_counter()
     error = None
     try:
-        ev = _produce(row, col, claim, E.Budget(quick), folder, out)
+        ev = _produce(row, col, claim, Budget(quick), folder, out)
     except HardsoftError as exc:  # e.g. a memory estimate refused a length: said, not hidden
         ev, error = None, str(exc)
+    status = ev.status if ev is not None and claim.how == "learn" else claim.status
     rec: dict[str, Any] = {
         "version": VERSION,
         "quick": quick,
@@ -136,8 +200,10 @@ def build_cell(
         "language": row.language,
         "column": col.id,
         "column_title": col.title,
-        "status": claim.status.value,
+        "status": (status or claim.status).value,
+        "evidence_kind": (ev.kind if ev is not None else EvidenceKind.CITATION).value,
         "citation": claim.citation,
+        "theorem": ev.numbers.get("theorem") if ev is not None else None,
         "note": claim.note,
         "verdict": _verdict(claim, ev),
         "error": error,
@@ -154,56 +220,6 @@ def build_cell(
     return rec
 
 
-def _user_cells(out: Path) -> list[dict[str, Any]]:
-    """The decided cells of the rows added with ``atlas add-row``."""
-    cells = []
-    for rec in stored_rows(out):
-        sf = rec["star_free"]
-        summary = (
-            f"star-free: aperiodic syntactic monoid ({rec['monoid_size']} elements)"
-            if sf
-            else f"not star-free: w = {rec['witness']['word']!r} has period "
-            f"{rec['witness']['period']}"
-        )
-        con = rec.get("construction") or {}
-        artefacts = {"decision": str(Path("rows") / f"{rec['name']}.json")}
-        commands = [rec["command"] + f" --out {out}"]
-        if con.get("verified"):
-            summary += (
-                f"; formula {con['formula']} compiled for unique-hard attention with strict "
-                f"masks: {con['mismatches']} mismatches to n = {con['checked_to_n']}"
-            )
-            artefacts["model"] = str(Path(con["model"]).relative_to(out))
-            commands.append(con["command"])
-        elif sf:
-            summary += "; no formula found by the bounded search"
-        cells.append(
-            {
-                "row": rec["name"],
-                "row_title": rec.get("regex") or rec["name"],
-                "language": rec["name"],
-                "column": STAR_FREE_COLUMN,
-                "column_title": COLUMNS[0].title,
-                "status": "decided",
-                "citation": rec["citation"],
-                "note": rec["transformer_verdict"],
-                "verdict": "agrees",
-                "evidence": {
-                    "status": "decided",
-                    "agrees": True,
-                    "summary": summary,
-                    "artefacts": artefacts,
-                    "commands": commands,
-                    "numbers": {"star_free": sf, "monoid_size": rec["monoid_size"]},
-                    "decision": rec,
-                },
-                "evidence_path": str(Path("rows") / f"{rec['name']}.json"),
-                "user_row": True,
-            }
-        )
-    return cells
-
-
 def build_atlas(
     out: Path,
     quick: bool = True,
@@ -212,8 +228,6 @@ def build_atlas(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Build (or reuse) every selected cell and write the table as JSON, CSV and HTML."""
-    from hardsoft.atlas.html import write_html
-
     out = Path(out)
     rows_sel, cols_sel = parse_only(only)
     started = time.perf_counter()
@@ -227,36 +241,62 @@ def build_atlas(
             cell = build_cell(row, col, out, quick, force)
             cells.append(cell)
             if progress is not None:
-                progress(f"{row.id} × {col.id}: {cell['status']} ({cell['verdict']})")
+                progress(
+                    f"{row.id} × {col.id}: {cell['status']}, {cell['evidence_kind']} "
+                    f"({cell['verdict']})"
+                )
     if rows_sel is None and (cols_sel is None or STAR_FREE_COLUMN in cols_sel):
-        cells += _user_cells(out)
+        cells += [user_cell(rec, out) for rec in stored_rows(out)]
     table = summarize(cells, quick, time.perf_counter() - started)
+    write_table(out, table)
+    return table
+
+
+def write_table(out: Path, table: dict[str, Any]) -> None:
+    """``atlas.json``, ``atlas.csv`` and ``index.html`` under ``out``, each written
+    atomically."""
+    from hardsoft.atlas.html import write_html
+
     write_json(out / "atlas.json", table)
     text = to_csv(table)
     atomic_write(out / "atlas.csv", lambda tmp: Path(tmp).write_text(text), "atlas.csv")
     write_html(out / "index.html", table)
-    return table
+
+
+def _count(cells: list[dict[str, Any]], key: str, order: list[str]) -> dict[str, int]:
+    counts = {k: sum(1 for c in cells if c[key] == k) for k in order}
+    return {k: n for k, n in counts.items() if n}
 
 
 def summarize(cells: list[dict[str, Any]], quick: bool, seconds: float) -> dict[str, Any]:
-    """The whole table: rows, columns, cells and the counts."""
-    counts: dict[str, int] = {}
-    for cell in cells:
-        counts[cell["status"]] = counts.get(cell["status"], 0) + 1
-    with_evidence = [
-        c for c in cells if Status(c["status"]).needs_evidence and c["verdict"] == "agrees"
-    ]
+    """The whole table: rows, columns, cells, and the counts by status and by evidence
+    kind (an illustration beside a proof is counted apart, never as a proof)."""
     row_ids = list(dict.fromkeys(c["row"] for c in cells))
     titles = {c["row"]: c["row_title"] for c in cells}
+    kinds = _count(cells, "evidence_kind", [k.value for k in EvidenceKind])
+    attached = sum(
+        1
+        for c in cells
+        if c["evidence_kind"] == "proof"
+        and ((c.get("evidence") or {}).get("illustration") or {}).get("found")
+    )
     return {
         "mode": "quick" if quick else "full",
         "version": VERSION,
-        "columns": [{"id": c.id, "title": c.title, "description": c.description} for c in COLUMNS],
+        "columns": [
+            {"id": c.id, "title": c.title, "description": c.description, "class": c.model_class()}
+            for c in COLUMNS
+        ],
         "rows": [{"id": r, "title": titles[r]} for r in row_ids],
         "cells": cells,
-        "counts": counts,
+        "counts": _count(cells, "status", [s.value for s in Status]),
+        "kinds": kinds,
+        "illustrations_beside_proofs": attached,
         "cells_total": len(cells),
-        "cells_with_evidence": len(with_evidence),
+        "cells_proved": sum(
+            1 for c in cells if c["evidence_kind"] == "proof" and c["verdict"] == "agrees"
+        ),
+        "cells_with_evidence": sum(1 for c in cells if c["verdict"] in ("agrees", "measured")),
         "disagreements": [
             f"{c['row']} × {c['column']}" for c in cells if c["verdict"] == "DISAGREES"
         ],
@@ -267,7 +307,18 @@ def summarize(cells: list[dict[str, Any]], quick: bool, seconds: float) -> dict[
     }
 
 
-CSV_FIELDS = ("row", "column", "status", "verdict", "summary", "citation", "evidence_path")
+CSV_FIELDS = (
+    "row",
+    "column",
+    "status",
+    "evidence_kind",
+    "verdict",
+    "summary",
+    "illustration",
+    "theorem",
+    "citation",
+    "evidence_path",
+)
 
 
 def to_csv(table: dict[str, Any]) -> str:
@@ -276,16 +327,37 @@ def to_csv(table: dict[str, Any]) -> str:
     writer = csv.writer(buf)
     writer.writerow(CSV_FIELDS)
     for c in table["cells"]:
-        summary = (c.get("evidence") or {}).get("summary", c.get("note", ""))
+        ev = c.get("evidence") or {}
         writer.writerow(
             [
                 c["row"],
                 c["column"],
                 c["status"],
+                c["evidence_kind"],
                 c["verdict"],
-                summary,
+                ev.get("summary", c.get("note", "")),
+                (ev.get("illustration") or {}).get("summary", ""),
+                c.get("theorem") or "",
                 c["citation"],
                 c["evidence_path"],
             ]
         )
     return buf.getvalue()
+
+
+def refresh_page(out: Path) -> bool:
+    """Put the stored user rows on the page already built in ``out`` (``atlas add-row``):
+    the stored table's built-in cells are kept as they are, the user rows' cells re-read,
+    and atlas.json, atlas.csv and index.html rewritten. False when no current page is there
+    (then ``hardsoft atlas --out OUT`` builds one, with the rows)."""
+    path = Path(out) / "atlas.json"
+    try:
+        table = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    if table.get("version") != VERSION:
+        return False
+    cells = [c for c in table["cells"] if not c.get("user_row")]
+    cells += [user_cell(rec, Path(out)) for rec in stored_rows(Path(out))]
+    write_table(Path(out), summarize(cells, table["mode"] == "quick", table["seconds"]))
+    return True

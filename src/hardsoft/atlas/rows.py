@@ -1,9 +1,16 @@
 """Rows a user brings: a regular language (a regular expression or a DFA file) whose
 star-freeness is *decided* (:mod:`hardsoft.atlas.starfree`), which by Yang, Chiang & Angluin
-(2024) settles the column "unique-hard, strict masks, no position features".
+(2024) settles the column "unique-hard, strict masks, no position features":
 
-``add_row`` writes ``DIR/rows/NAME.json`` (the expression, the minimal DFA, the decision) and
-``DIR/rows/NAME.dfa.json`` (the minimal DFA as a DFA file); the atlas reads every stored row.
+* not star-free: **impossible** (proof: the decision, with its witness);
+* star-free, with a formula found by the bounded search, compiled and checked exactly against
+  the DFA: **constructed** (proof: the checked model, and the decision);
+* star-free, no formula found within the search's budget: **possible** (proof: the decision
+  and the theorem; no model is built).
+
+``add_row`` writes ``DIR/rows/NAME.json`` (the expression, the minimal DFA, the decision, the
+status) and ``DIR/rows/NAME.dfa.json`` (the minimal DFA as a DFA file); the atlas reads every
+stored row, and :func:`hardsoft.atlas.build.refresh_page` puts it on an existing page.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from hardsoft.atlas.ltl_search import outcome
 from hardsoft.atlas.starfree import decide_star_free
 from hardsoft.atlas.table import ROW_IDS
 from hardsoft.errors import HardsoftError
@@ -78,7 +86,7 @@ def decide_row(
         "dfa": dfa.to_json(),
         **decision.to_json(),
         "column": STAR_FREE_COLUMN,
-        "status": "decided",
+        "status": "possible" if decision.star_free else "impossible",
         "transformer_verdict": (
             "recognised by a masked unique-hard transformer without position features"
             if decision.star_free
@@ -94,8 +102,9 @@ def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
     verify it with the logic evaluator on every word up to the search length, compile it for
     unique-hard attention with strict masks and check the model exactly against the DFA. The
     record says what was found and shown (``formula`` None: the bounded search found none)."""
-    from hardsoft.atlas.evidence import COLUMNS_BY_ID, class_violations
-    from hardsoft.atlas.ltl_search import affordable_length, search
+    from hardsoft.atlas.evidence import class_violations
+    from hardsoft.atlas.ltl_search import affordable_length, search, simplify
+    from hardsoft.atlas.table import column
     from hardsoft.check import check_language
     from hardsoft.compile import compile_formula
     from hardsoft.languages.base import all_words
@@ -107,6 +116,7 @@ def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
     formula, stats = search(dfa)
     if formula is None:
         return {"formula": None, "search": stats}
+    formula = simplify(formula, dfa.alphabet)  # verified below, like the search's own result
     length = int(stats["length"])
     words = all_words(dfa.alphabet, length)
     values = evaluate(formula, words, dfa.alphabet)
@@ -137,12 +147,41 @@ def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
         "checked_to_n": rep["max_n"],
         "exhaustive_to_n": exhaustive,
         "mismatches": rep["mismatches"],
-        "outside_class": class_violations(model, COLUMNS_BY_ID["uhat-strict"]),
+        "outside_class": class_violations(model, column(STAR_FREE_COLUMN)),
         "command": (
             f"hardsoft compile {shlex.quote(to_text(formula))} --alphabet "
             f"{shlex.quote(''.join(dfa.alphabet))} --target hard -o {shlex.quote(str(path))}"
         ),
     }
+
+
+def _refuse_overwrite(rows: Path, record: dict[str, Any]) -> None:
+    """A stored row of the same name must describe the same language (the same minimal DFA);
+    another one is replaced only with ``force``."""
+    path = rows / f"{record['name']}.json"
+    if not path.is_file():
+        return
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return  # an unreadable record is replaced
+    if old.get("dfa") != record["dfa"]:
+        was = old.get("regex") or old.get("dfa_file") or "another language"
+        raise HardsoftError(
+            f"row {record['name']!r} already exists in {str(rows)!r} for {was!r}, a different "
+            "language; choose another --name, or pass --force to replace it"
+        )
+
+
+def status_of(record: dict[str, Any]) -> str:
+    """The cell's status from a stored record: impossible (not star-free), constructed (a
+    model checked exactly against the DFA) or possible (star-free, no model built)."""
+    if not record["star_free"]:
+        return "impossible"
+    con = record.get("construction") or {}
+    if con.get("verified") and con.get("mismatches") == 0 and not con.get("outside_class"):
+        return "constructed"
+    return "possible"
 
 
 def add_row(
@@ -151,13 +190,18 @@ def add_row(
     regex: str | None = None,
     dfa_file: Path | None = None,
     alphabet: str | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
-    """Decide the row and store it under ``out/rows/`` (see the module docstring)."""
+    """Decide the row and store it under ``out/rows/`` (see the module docstring). A row of
+    the same name for another language is refused unless ``force``."""
     record = decide_row(name, regex, dfa_file, alphabet)
     rows = Path(out) / "rows"
+    if not force:
+        _refuse_overwrite(rows, record)
     if record["star_free"]:
         dfa = dfa_from_file_dict(record["dfa"])
         record["construction"] = construct(name, dfa, rows)
+    record["status"] = status_of(record)
     write_json(rows / f"{name}.dfa.json", record["dfa"])
     record["evidence_path"] = str(rows / f"{name}.json")
     write_json(rows / f"{name}.json", record)
@@ -186,3 +230,66 @@ def stored_rows(out: Path) -> list[dict[str, Any]]:
         except (OSError, ValueError) as exc:
             raise HardsoftError(f"cannot read the stored row {path}: {exc}") from None
     return rows
+
+
+def user_cell(rec: dict[str, Any], out: Path) -> dict[str, Any]:
+    """The cell of a stored row in the star-free column (as :mod:`hardsoft.atlas.build`
+    writes built-in cells). The row is labelled by its name (unique), its expression beside."""
+    from hardsoft.atlas.table import COLUMNS
+
+    status = status_of(rec)
+    if rec["star_free"]:
+        summary = f"star-free: aperiodic syntactic monoid ({rec['monoid_size']} elements)"
+    else:
+        summary = f"not star-free: {rec['witness']['claim']}"
+    con = rec.get("construction") or {}
+    artefacts = {"decision": str(Path("rows") / f"{rec['name']}.json")}
+    commands = [rec["command"] + f" --out {out}"]
+    agrees = True
+    if con.get("verified"):
+        summary += (
+            f"; formula {con['formula']} compiled for unique-hard attention with strict "
+            f"masks: {con['mismatches']} mismatches to n = {con['checked_to_n']}"
+        )
+        artefacts["model"] = str(Path(con["model"]).relative_to(out))
+        commands.append(con["command"])
+        agrees = con["mismatches"] == 0 and not con.get("outside_class")
+    elif rec["star_free"] and con.get("formula"):  # found, but the evaluator disagreed
+        summary += (
+            f"; the search's formula {con['formula']} failed its verification by the logic "
+            "evaluator: a model exists by the theorem, none is built here"
+        )
+    elif rec["star_free"]:
+        summary += (
+            f"; {outcome(con.get('search') or {})}: a model exists by the theorem, none is "
+            "built here"
+        )
+    source = rec.get("regex") or f"DFA file {rec.get('dfa_file')}"
+    return {
+        "row": rec["name"],
+        "row_title": rec["name"],
+        "row_source": source,
+        "language": rec["name"],
+        "column": STAR_FREE_COLUMN,
+        "column_title": COLUMNS[0].title,
+        "status": status,
+        "evidence_kind": "proof",
+        "citation": rec["citation"],
+        "theorem": None,
+        "note": rec["transformer_verdict"],
+        "verdict": "agrees" if agrees else "DISAGREES",
+        "evidence": {
+            "status": status,
+            "kind": "proof",
+            "agrees": agrees,
+            "summary": summary,
+            "artefacts": artefacts,
+            "commands": commands,
+            "numbers": {"star_free": rec["star_free"], "monoid_size": rec["monoid_size"]},
+            "decision": rec,
+            "check": None,
+            "illustration": None,
+        },
+        "evidence_path": str(Path("rows") / f"{rec['name']}.json"),
+        "user_row": True,
+    }

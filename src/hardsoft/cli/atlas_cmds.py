@@ -41,7 +41,9 @@ def atlas_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the whole table as JSON."),
 ) -> None:
     """Build the atlas (rows: languages and tasks; columns: model classes) into --out:
-    atlas.json, atlas.csv, index.html and every cell's evidence under cells/. Cells whose
+    atlas.json, atlas.csv, index.html and every cell's evidence under cells/. Every cell has a
+    status and an evidence kind: proof (a model checked here, or a theorem whose hypotheses
+    were checked here), illustration (one model, training runs) or citation. Cells whose
     evidence is stored and current are reused. Exit code 1 if evidence disagrees with a claim."""
     if ctx.invoked_subcommand is not None:
         return
@@ -56,9 +58,11 @@ def atlas_cmd(
     if as_json:
         print_json(table)
     else:
+        kinds = ", ".join(f"{n} {k}" for k, n in table["kinds"].items())
         console.print(
-            f"{table['cells_total']} cells, {table['cells_with_evidence']} backed by evidence "
-            f"run here; {', '.join(f'{n} {s}' for s, n in table['counts'].items())}; "
+            f"{table['cells_total']} cells: {kinds} ({table['cells_proved']} proofs agree; "
+            f"{table['illustrations_beside_proofs']} proofs also carry an illustration); "
+            f"{', '.join(f'{n} {s}' for s, n in table['counts'].items())}; "
             f"{table['seconds']} s; page: {Path(out) / 'index.html'}"
         )
         for d in table["disagreements"]:
@@ -84,14 +88,21 @@ def add_row_cmd(
         None, "--alphabet", help="The symbols (default: those the expression mentions)."
     ),
     out: Path = output_dir_option("--out", "-o", default="atlas", help="The atlas folder."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace a stored row of this name that is another language."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Decide whether a regular language is star-free (aperiodic syntactic monoid,
     Schützenberger 1965), which by Yang, Chiang & Angluin (2024) decides the column
-    unique-hard / strict masks / no position features, and store the row under --out."""
+    unique-hard / strict masks / no position features: impossible if not, constructed if the
+    bounded formula search finds a formula (compiled and checked), possible otherwise. The row
+    is stored under --out and put on the page there if one is built."""
+    from hardsoft.atlas.build import refresh_page
     from hardsoft.atlas.rows import add_row
 
-    record = add_row(Path(out), name, regex, dfa, alphabet)
+    record = add_row(Path(out), name, regex, dfa, alphabet, force=force)
+    record["page_updated"] = refresh_page(Path(out))
     if as_json:
         print_json(record)
         return
@@ -110,11 +121,17 @@ def add_row_cmd(
                 f"(all words to n = {con['exhaustive_to_n']}): {con['model']}"
             )
         else:
-            console.print(
-                f"no past-LTL formula found by the bounded search "
-                f"({con.get('search', {}).get('formulas', 0)} formulas tried)"
-            )
+            from hardsoft.atlas.ltl_search import outcome
+
+            console.print(f"{outcome(con.get('search') or {})}; no model is built")
     else:
         console.print(f"witness: {record['witness']['claim']}")
-    console.print(f"=> {record['transformer_verdict']} [decided]")
+    console.print(f"=> {record['transformer_verdict']} [{record['status']}, proof]")
     console.print(f"stored: {record['evidence_path']}")
+    page = Path(out) / "index.html"
+    if record["page_updated"]:
+        console.print(f"the row is on the page: {page}")
+    else:
+        console.print(
+            f"no current atlas page in {out}: `hardsoft atlas --out {out}` builds it, with this row"
+        )

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hardsoft.logic.structure import Fragment
+
 CITE = "Yang et al. (2026)"
 AS_STATED = "as stated"
 OWN = "own construction"
@@ -145,14 +147,45 @@ def head_label(name: str, target: str, masks: str, causal: bool) -> str:
     return _BY_NAME[name].label(target, masks, causal)
 
 
+FRAGMENT_RESULTS: dict[str, tuple[str, str]] = {
+    "TL[Y,X]": ("Thm. 12", "Thm. 13"),
+    "TL[S,U]": ("Thm. 15", "Thm. 16"),
+    "LTL": ("Cor. 17", "Cor. 18"),
+    "TL[C,+]": ("Thm. 20", "Thm. 21"),
+    "LTL[C,+]": ("Cor. 22", "Cor. 23"),
+}
+"""The result of Yang et al. (2026) §4 that covers a whole formula, by its fragment's base
+(:func:`hardsoft.logic.structure.fragment`): ``(result, result for a future-masked model)``."""
+
+
+def formula_result(base: str, causal: bool, target: str) -> str:
+    """The result covering a formula of fragment ``base`` compiled for ``target`` (causal: a
+    future-masked model; soft-temperature's causal TL[S] is Cor. 18, as for a head)."""
+    result, causal_result = FRAGMENT_RESULTS[base]
+    if causal and causal_result == "Thm. 16" and target == "soft-temperature":
+        return "Cor. 18"
+    return causal_result if causal else result
+
+
+def certificate_label(certificate: dict) -> str:
+    """A compiled model's label from its certificate: the result covering its formula's
+    fragment, as stated only if every head is the paper's construction (:func:`model_label`).
+    The atlas labels its cells with it, so a cell and its model's certificate cannot
+    disagree."""
+    names = {Fragment(base, past).name: base for base in FRAGMENT_RESULTS for past in (False, True)}
+    base = names[certificate["fragment"]]
+    result = formula_result(base, bool(certificate["causal"]), certificate["target"])
+    return model_label(result, [h["theorem"] for h in certificate["heads"]])
+
+
 def model_label(result: str, labels: list[str]) -> str:
     """A whole model's label for ``result`` (e.g. Cor. 17): as stated only if every head is."""
     if labels and all(lab.endswith(f"({AS_STATED})") for lab in labels):
         return f"{CITE} {result} ({AS_STATED})"
     own = [lab for lab in labels if lab.startswith(OWN)]
     found = {lab[len(OWN) + 2 : lab.index("; cf.")] for lab in own}
-    reasons = sorted(r for r in found if not any(r != o and r in o for o in found))
-    what = ", ".join(reasons) if reasons else "no attention head"
+    parts = [p for r in sorted(found) for p in r.split(", ")]  # each difference once
+    what = ", ".join(dict.fromkeys(parts)) if parts else "no attention head"
     return f"{OWN} ({what}; cf. {CITE} {result})"
 
 

@@ -1,8 +1,9 @@
-"""Experiment ``atlas``: the expressivity atlas (:mod:`hardsoft.atlas`), the first section of
-the report. Every cell's claim comes from :mod:`hardsoft.atlas.table`; its evidence is run here
-(compiled models checked exactly, restriction witnesses, the star-free decision) and stored
-under the run folder's ``atlas/`` (the same files ``hardsoft atlas --out RUN/atlas`` reads and
-reuses)."""
+"""Experiment ``atlas``: the expressivity atlas (:mod:`hardsoft.atlas`), the report's first
+experiment. Every cell's claim comes from :mod:`hardsoft.atlas.table`; its evidence is run here
+(compiled models checked exactly, the checks that cited theorems apply, illustrations on single
+models, training runs) and stored under the run folder's ``atlas/`` (the same files
+``hardsoft atlas --out RUN/atlas`` reads and reuses). The summary counts proofs, illustrations
+and citations apart."""
 
 from __future__ import annotations
 
@@ -20,14 +21,16 @@ from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
 
 STATUS_COLOURS = {
     "constructed": "#d9f2dd",
+    "possible": "#eef8e4",
     "impossible": "#fbd5d5",
-    "decided": "#e4dcf7",
     "learned": "#dbe8fb",
+    "not-learned": "#eef0f6",
     "open": "#fff4c2",
-    "cited": "#eeeeee",
     "pending": "#ffffff",
 }
 """The report's atlas colours (report/templates/atlas_table.html.j2), for the figure."""
+KIND_MARKS = {"proof": "✓", "illustration": "illus.", "citation": "cited"}
+"""How the figure marks a cell's evidence kind (✓ only for a proof that agrees)."""
 
 
 def _slim(table: dict[str, Any]) -> dict[str, Any]:
@@ -36,10 +39,13 @@ def _slim(table: dict[str, Any]) -> dict[str, Any]:
         "error",
         "row",
         "row_title",
+        "row_source",
         "column",
         "column_title",
         "status",
+        "evidence_kind",
         "citation",
+        "theorem",
         "note",
         "verdict",
         "evidence_path",
@@ -51,11 +57,16 @@ def _slim(table: dict[str, Any]) -> dict[str, Any]:
         cell = {k: c[k] for k in keep if k in c}
         cell["evidence"] = None
         if ev is not None:
+            illus = ev.get("illustration")
+            if illus and illus.get("artefacts"):
+                arts = {k: f"atlas/{v}" for k, v in illus["artefacts"].items()}
+                illus = {**illus, "artefacts": arts}
             cell["evidence"] = {
                 "summary": ev["summary"],
                 "commands": ev["commands"],
                 "artefacts": {k: f"atlas/{v}" for k, v in ev["artefacts"].items()},
                 "numbers": ev["numbers"],
+                "illustration": illus,
             }
         cell["evidence_path"] = f"atlas/{c['evidence_path']}"
         cells.append(cell)
@@ -65,7 +76,7 @@ def _slim(table: dict[str, Any]) -> dict[str, Any]:
 @register(
     "atlas",
     title="The expressivity atlas: which transformer computes which language",
-    version="2",
+    version="3",
     order=1,
     seed_ref="Strobl, Merrill, Weiss, Chiang & Angluin (TACL 2024) survey tables",
 )
@@ -84,12 +95,15 @@ def run(ctx: Context) -> Result:
             if c is None:
                 line.append("—")
             else:
-                mark = {"agrees": "", "DISAGREES": " ✗"}.get(c["verdict"], "")
-                line.append(c["status"] + mark)
+                line.append(f"{c['status']} ({_mark(c)})")
         rows.append(line)
+    kinds = table["kinds"]
     summary = (
-        f"{table['cells_total']} cells; {table['cells_with_evidence']} backed by evidence run "
-        f"here ({', '.join(f'{n} {s}' for s, n in table['counts'].items())}). "
+        f"{table['cells_total']} cells: {kinds.get('proof', 0)} backed by a proof run here "
+        f"({table['cells_proved']} agree), {kinds.get('illustration', 0)} by an illustration "
+        f"only (training runs), {kinds.get('citation', 0)} by a citation only; "
+        f"{table['illustrations_beside_proofs']} proofs also carry an illustration on one "
+        f"model. By status: {', '.join(f'{n} {s}' for s, n in table['counts'].items())}. "
         + (
             f"Evidence disagrees with the claim in {', '.join(table['disagreements'])}."
             if table["disagreements"]
@@ -99,7 +113,10 @@ def run(ctx: Context) -> Result:
     metrics = {
         "atlas": _slim(table),
         "cells_total": table["cells_total"],
+        "cells_proved": table["cells_proved"],
         "cells_with_evidence": table["cells_with_evidence"],
+        "kinds": kinds,
+        "illustrations_beside_proofs": table["illustrations_beside_proofs"],
         "disagreements": table["disagreements"],
         "counts": table["counts"],
     }
@@ -109,10 +126,24 @@ def run(ctx: Context) -> Result:
         metrics,
         figures=[fig.name],
         tables=[
-            Table("The atlas (status per cell; ✗: the evidence disagrees)", ["row", *columns], rows)
+            Table(
+                "The atlas (status and evidence per cell; ✓ a proof that agrees, ✗ evidence "
+                "that disagrees)",
+                ["row", *columns],
+                rows,
+            )
         ],
         summary=summary,
     )
+
+
+def _mark(cell: dict[str, Any]) -> str:
+    """The evidence kind as the table and figure show it (✗ where it disagrees)."""
+    if cell.get("verdict") == "DISAGREES":
+        return "✗"
+    if cell.get("verdict") == "no evidence":
+        return "no evidence"
+    return KIND_MARKS.get(str(cell.get("evidence_kind")), "")
 
 
 def _plot(table: dict[str, Any], path: Path) -> None:
@@ -136,13 +167,14 @@ def _plot(table: dict[str, Any], path: Path) -> None:
                     linewidth=2.0 if bad else 0.5,
                 )
             )
+            label = status.replace("not-learned", "not learned")
             ax.text(
                 x + 0.5,
                 y + 0.5,
-                status + (" ✗" if bad else ""),
+                f"{label}\n{_mark(c)}" if c else label,
                 ha="center",
                 va="center",
-                fontsize=7,
+                fontsize=6,
             )
     ax.set_xlim(0, len(cols))
     ax.set_ylim(len(rows), 0)
@@ -151,9 +183,16 @@ def _plot(table: dict[str, Any], path: Path) -> None:
     ax.set_yticks([y + 0.5 for y in range(len(rows))])
     ax.set_yticklabels([r["title"] for r in rows], fontsize=8)
     ax.tick_params(length=0)
-    handles = [Patch(facecolor=c, edgecolor="#999999", label=s) for s, c in STATUS_COLOURS.items()]
+    handles = [
+        Patch(facecolor=c, edgecolor="#999999", label=s.replace("not-learned", "not learned"))
+        for s, c in STATUS_COLOURS.items()
+    ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
-    ax.set_title("which transformer computes which language (status per cell)")
+    ax.set_title(
+        "which transformer computes which language (status; ✓ proof, illus. illustration only, "
+        "cited citation only)",
+        fontsize=8,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)

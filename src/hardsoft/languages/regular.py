@@ -2,8 +2,9 @@
 (built by pyformlang, not by hand) and a :class:`Language` over it.
 
 The regular expression uses Python's syntax over single-character symbols: ``|``, ``*``, ``+``,
-``?``, ``( )``, character classes ``[ab]``, and ``.`` (or ``Σ``) for any symbol of the
-alphabet. ``(ab)*`` is the words ``ab`` repeated; ``.*ab.*`` is Σ*abΣ*. A DFA file is JSON::
+``?``, ``( )``, character classes ``[ab]``, ``.`` (or ``Σ``) for any symbol of the alphabet,
+and bounded repetition ``x{m}`` / ``x{m,n}`` (expanded here: pyformlang misreads ``{0,n}``).
+``(ab)*`` is the words ``ab`` repeated; ``.*ab.*`` is Σ*abΣ*. A DFA file is JSON::
 
     {"alphabet": "ab", "start": "q0", "accept": ["q0"],
      "transitions": {"q0": {"a": "q1"}, "q1": {"b": "q0"}}}
@@ -32,6 +33,9 @@ MAX_REGEX = 500
 MAX_DFA_STATES = 2000
 """Most states of a minimal DFA this module builds (the monoid can be |Q|^|Q| large)."""
 _SYNTAX = set("|*+?()[]-.")
+_REPEAT = re.compile(r"\{(\d*)(,?)(\d*)\}")
+MAX_REPEAT = 64
+"""Largest bound of a repetition ``x{m,n}``."""
 
 
 @dataclass(frozen=True)
@@ -83,8 +87,45 @@ def _check_alphabet(alphabet: str, name: str = "alphabet") -> tuple[str, ...]:
 
 
 def _alphabet_of_regex(regex: str) -> str:
-    """The literal symbols a regex mentions (outside of syntax), in order of appearance."""
-    return "".join(dict.fromkeys(c for c in regex if c not in _SYNTAX and c not in "Σ"))
+    """The literal symbols a regex mentions (outside of syntax and repetition bounds), in
+    order of appearance."""
+    text = _REPEAT.sub("", regex)
+    return "".join(dict.fromkeys(c for c in text if c not in _SYNTAX and c not in "Σ{}"))
+
+
+def _atom_start(text: str, end: int) -> int:
+    """Where the atom ending at ``end`` (a symbol, a class ``[..]`` or a group ``(..)``)
+    starts."""
+    close = text[end - 1]
+    if close not in ")]":
+        return end - 1
+    opening, depth = "(" if close == ")" else "[", 0
+    for k in range(end - 1, -1, -1):
+        depth += {close: 1, opening: -1}.get(text[k], 0)
+        if depth == 0:
+            return k
+    raise HardsoftError(f"unbalanced {close!r} in the regular expression")
+
+
+def _expand_repeats(text: str) -> str:
+    """``x{m}`` → x…x and ``x{m,n}`` → x…x(x)?…(x)? (the syntax already checked by Python's
+    ``re``)."""
+    while (m := _REPEAT.search(text)) is not None:
+        lo_text, comma, hi_text = m.groups()
+        lo = int(lo_text)
+        if comma and not hi_text:
+            raise HardsoftError(
+                f"{m.group(0)} (at least {lo}) is not supported; write x{{{lo}}}x* instead"
+            )
+        hi = int(hi_text) if comma else lo
+        if hi > MAX_REPEAT:
+            raise HardsoftError(f"repetition {m.group(0)}: at most {MAX_REPEAT} copies")
+        if hi == 0:
+            raise HardsoftError(f"{m.group(0)} matches only the empty word; leave it out")
+        start = _atom_start(text, m.start())
+        atom = text[start : m.start()]
+        text = text[:start] + atom * lo + f"({atom})?" * (hi - lo) + text[m.end() :]
+    return text
 
 
 def _to_python_regex(regex: str, alphabet: tuple[str, ...]) -> str:
@@ -95,7 +136,12 @@ def _to_python_regex(regex: str, alphabet: tuple[str, ...]) -> str:
         raise HardsoftError("the regular expression is empty (write (a)? style optionals)")
     if re.search(r"\s", regex):
         raise HardsoftError("the regular expression contains whitespace; symbols are characters")
-    bad = sorted({c for c in regex if c not in _SYNTAX and c != "Σ" and c not in alphabet})
+    if "{" in _REPEAT.sub("", regex) or "}" in _REPEAT.sub("", regex):
+        raise HardsoftError(
+            "'{' and '}' only bound a repetition: x{m} or x{m,n} (m, n non-negative integers)"
+        )
+    text = _REPEAT.sub("", regex)
+    bad = sorted({c for c in text if c not in _SYNTAX and c != "Σ" and c not in alphabet})
     if bad:
         raise HardsoftError(
             f"symbol {bad[0]!r} of the regular expression is not in the alphabet "
@@ -110,7 +156,7 @@ def _to_python_regex(regex: str, alphabet: tuple[str, ...]) -> str:
         re.compile(python)
     except re.error as exc:
         raise HardsoftError(f"bad regular expression {regex!r}: {exc}") from None
-    return python
+    return _expand_repeats(python)
 
 
 def _complete(

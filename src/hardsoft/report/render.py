@@ -67,7 +67,7 @@ def _context(records: list[dict], title: str) -> dict[str, Any]:
         "rows": rows,
         "counts": counts,
         "papers": PAPERS,
-        "atlas": atlas,  # the atlas table, the report's first section (None: not run)
+        "atlas": atlas,  # the atlas table, shown in the atlas experiment's section (None: not run)
         "prefix": "",  # where the atlas's artefact paths start, relative to the report
     }
 

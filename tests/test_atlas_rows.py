@@ -1,0 +1,159 @@
+"""``hardsoft atlas add-row`` as a newcomer meets it: the row lands on the page (or the command
+says how to build one), its status says what was shown (impossible, constructed or possible,
+not "decided" for all), rows are labelled by their unique names, a name is not silently
+re-used for another language, formulas print readably, and ``x{m}`` / ``x{m,n}`` are
+repetitions, not symbols."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+
+import numpy as np
+import pytest
+
+from hardsoft.atlas import ltl_search
+from hardsoft.atlas.build import build_atlas
+from hardsoft.atlas.rows import add_row
+from hardsoft.errors import HardsoftError
+from hardsoft.languages.regular import dfa_from_regex
+
+from ._cli import run_cli as run
+
+
+def test_add_row_puts_the_row_on_an_existing_page(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    build_atlas(tmp_path, quick=True, only="ones-star,uhat-strict")
+    r = run("atlas", "add-row", "--regex", "(aa)*", "--name", "even-as", "--out", str(tmp_path))
+    assert r.rc == 0, r.err
+    assert "the row is on the page" in r.out
+    table = json.loads((tmp_path / "atlas.json").read_text())
+    user = [c for c in table["cells"] if c.get("user_row")]
+    assert [(c["row"], c["status"], c["evidence_kind"]) for c in user] == [
+        ("even-as", "impossible", "proof")
+    ]
+    assert "even-as" in (tmp_path / "index.html").read_text()
+    assert table["kinds"]["proof"] == 2 and table["counts"]["impossible"] == 1
+
+
+def test_add_row_without_a_page_says_how_to_build_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    r = run("atlas", "add-row", "--regex", "a*", "--name", "as", "--alphabet", "ab",
+            "--out", str(tmp_path))  # fmt: skip
+    assert r.rc == 0, r.err
+    text = " ".join(r.out.split())  # the console wraps long lines
+    assert f"hardsoft atlas --out {tmp_path}" in text
+    assert "'a' & !P 'b'" in text  # not !(!'a' | P !'a')
+    assert "[constructed, proof]" in text
+
+
+def test_statuses_say_what_was_shown(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    assert add_row(tmp_path, "ab", regex=".*ab.*", alphabet="ab")["status"] == "constructed"
+    assert add_row(tmp_path, "aa", regex="(aa)*", alphabet="ab")["status"] == "impossible"
+    monkeypatch.setattr(ltl_search, "MAX_FORMULAS", 50)  # the search gives up: no model
+    rec = add_row(tmp_path, "ab2", regex=".*ab.*", alphabet="ab")
+    assert rec["status"] == "possible" and rec["construction"]["formula"] is None
+    assert rec["construction"]["search"]["stopped"] == "budget of 50 formulas kept"
+
+
+def test_the_formula_search_counts_its_budget_never_a_clock(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The search stops after a number of candidates, not of seconds, so a busy machine gets
+    the same answer (the CLI test's `(ab)*` row once stopped at a wall-clock limit): a
+    formula is found after the same count every time, with a clock that has run out, and a
+    budget one short of that count stops it."""
+    dfa = dfa_from_regex(".*ab.*", "ab")
+    formula, stats = ltl_search.search(dfa)
+    assert formula is not None and stats["stopped"] == "" and stats["candidates"] > 100
+    monkeypatch.setattr(time, "perf_counter", lambda: float("inf"))  # a clock would stop it
+    monkeypatch.setattr(time, "monotonic", lambda: float("inf"))
+    monkeypatch.setattr(time, "time", lambda: float("inf"))
+    assert ltl_search.search(dfa) == (formula, stats)
+    budget = stats["candidates"] - 1
+    monkeypatch.setattr(ltl_search, "MAX_CANDIDATES", budget)
+    none, short = ltl_search.search(dfa)
+    assert none is None and short["stopped"] == f"budget of {budget} candidates tried"
+
+
+def _formulas(size: int, symbols: str) -> list:  # type: ignore[type-arg]
+    """Every formula of exactly ``size`` nodes over the search's operators, written out
+    syntactically (no equivalence merging): the independent side of the next test."""
+    from hardsoft.logic.syntax import And, Const, Not, Or, Past, Prev, Since, Sym
+
+    if size == 1:
+        return [Sym(a) for a in symbols] + [Const(True)]
+    out = []
+    for f in _formulas(size - 1, symbols):
+        out += [Not(f), Prev(f), Past(f), Or(f, Past(f)), And(f, Not(Past(Not(f))))]
+    for left in range(1, size - 1):
+        for f, g in itertools.product(
+            _formulas(left, symbols), _formulas(size - 1 - left, symbols)
+        ):
+            out += [Since(f, g), And(f, g), Or(f, g)]
+    return out
+
+
+def test_a_search_that_stops_says_a_true_lower_bound(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The claim "no formula of at most k nodes defines it" is checked against every formula
+    of at most k nodes, enumerated without merging and evaluated with the logic evaluator."""
+    from hardsoft.languages.base import all_words
+    from hardsoft.logic import evaluate
+
+    monkeypatch.setattr(ltl_search, "MAX_FORMULAS", 100)
+    dfa = dfa_from_regex("(aab)*", "ab")
+    formula, stats = ltl_search.search(dfa)
+    assert formula is None and stats["none_up_to"] == 4
+    assert "no past formula of at most 4 nodes defines it" in ltl_search.outcome(stats)
+    words = all_words("ab", stats["length"])
+    target = np.array([[dfa.accepts(w[: i + 1]) for i in range(len(w))] for w in words])
+    for size in range(1, 5):
+        for f in _formulas(size, "ab"):
+            assert not np.array_equal(evaluate(f, words, "ab"), target), f
+    a_star = dfa_from_regex("a*", "ab")  # the enumeration does find a formula where one exists
+    target = np.array([[a_star.accepts(w[: i + 1]) for i in range(len(w))] for w in words])
+    assert any(np.array_equal(evaluate(f, words, "ab"), target) for f in _formulas(2, "ab"))
+
+
+def test_rows_are_labelled_by_name_and_names_are_not_reused_silently(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    build_atlas(tmp_path, quick=True, only="ones-star,uhat-strict")
+    for name in ("one", "two"):
+        r = run("atlas", "add-row", "--regex", "a*", "--name", name, "--alphabet", "ab",
+                "--out", str(tmp_path))  # fmt: skip
+        assert r.rc == 0, r.err
+    table = json.loads((tmp_path / "atlas.json").read_text())
+    assert [r["title"] for r in table["rows"]] == ["1*", "one", "two"]  # one expression, 2 rows
+    add_row(tmp_path, "one", regex="a*", alphabet="ab")  # the same language again: fine
+    r = run("atlas", "add-row", "--regex", "b*", "--name", "one", "--alphabet", "ab",
+            "--out", str(tmp_path))  # fmt: skip
+    assert r.rc == 2 and "already exists" in r.err and "--force" in r.err
+    r = run("atlas", "add-row", "--regex", "b*", "--name", "one", "--alphabet", "ab",
+            "--out", str(tmp_path), "--force", "--json")  # fmt: skip
+    assert r.rc == 0 and json.loads(r.out)["regex"] == "b*"
+
+
+@pytest.mark.parametrize(
+    ("regex", "alphabet"),
+    [
+        ("a{3}", None),
+        ("b[ab]{2}", "ab"),
+        ("(ab){0,2}", "ab"),
+        ("(a|b){2,3}a", "ab"),
+        (".{2}", "ab"),
+    ],
+)
+def test_bounded_repetition(regex: str, alphabet: str | None) -> None:
+    """x{m} and x{m,n} mean what Python's re says, on every word up to length 7."""
+    dfa = dfa_from_regex(regex, alphabet)
+    python = re.compile(regex.replace(".", "[" + "".join(dfa.alphabet) + "]"))
+    for n in range(8):
+        for w in map("".join, itertools.product(dfa.alphabet, repeat=n)):
+            assert dfa.accepts(w) == bool(python.fullmatch(w)), (regex, w)
+
+
+@pytest.mark.parametrize(
+    ("regex", "message"),
+    [("a{2,}", "x{2}x*"), ("a{0}", "only the empty word"), ("a{x}", "only bound a repetition"),
+     ("a{3,1}", "bad regular expression"), ("a{100}", "at most 64")],
+)  # fmt: skip
+def test_bad_repetitions_are_refused(regex: str, message: str) -> None:
+    with pytest.raises(HardsoftError, match=re.escape(message)):
+        dfa_from_regex(regex, "ab")
