@@ -55,37 +55,25 @@ app.add_typer(program_app, name="program")
 
 def _list_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     from hardsoft.programs.library import PROGRAM_ROUTES, PROGRAMS
-    from hardsoft.programs.source import example_files, load_program
+    from hardsoft.programs.source import example_programs, load_program
 
     rows: list[dict[str, Any]] = [
         {"name": nm, "description": desc, "k": list(ks), "routes": list(PROGRAM_ROUTES[nm])}
         for nm, (desc, _, ks) in PROGRAMS.items()
     ]
     files: list[dict[str, Any]] = []
-    for e in example_files():
-        for inner in _programs_in(e):  # a RASP file holds several programs: FILE.py:NAME
-            row: dict[str, Any] = {
-                "name": f"@{e.name}" + (f":{inner}" if inner else ""),
-                "file": e.path.name,
-                "notation": e.notation.value,
-                "available": e.available,
-            }
-            if e.available:
-                prog = load_program(f"{e.path}:{inner}" if inner else e.path)
-                row.update(alphabet="".join(prog.alphabet), statements=list(prog.statements))
-            files.append(row)
+    for e in example_programs():  # a RASP file holds several programs: @FILE:NAME
+        row: dict[str, Any] = {
+            "name": e.name,
+            "file": e.file.path.name,
+            "notation": e.file.notation.value,
+            "available": e.file.available,
+        }
+        if e.file.available:
+            prog = load_program(e.path)
+            row.update(alphabet="".join(prog.alphabet), statements=list(prog.statements))
+        files.append(row)
     return rows, files
-
-
-def _programs_in(example: Any) -> list[str | None]:
-    """The programs of a shipped example file: its SOps for RASP, else the file itself."""
-    from hardsoft.programs.source import Notation
-
-    if example.notation is not Notation.RASP or not example.available:
-        return [None]
-    from hardsoft.programs.rasp.load import programs_in
-
-    return list(programs_in(example.path))
 
 
 def _statements(k: int) -> str:
@@ -345,7 +333,8 @@ def _print_compiled(s: dict) -> None:
     if c.get("theorem"):
         console.print(f"certificate: {c['theorem']}", markup=False, soft_wrap=True)
     if c.get("values"):
-        console.print(f"  τ(n) = {c['tau']}  ({c.get('tau_order', '')})", markup=False)
+        order = f"  ({c['tau_order']})" if c.get("tau_order") else ""
+        console.print(f"  τ(n) = {c['tau']}{order}", markup=False, soft_wrap=True)
         for n, v in c["values"].items():
             console.print(f"  n = {n:>5}: τ = {v['tau']:.3g}", markup=False)
     elif c:
