@@ -50,7 +50,9 @@ class BraspProgram:
         for name in self.statements:
             s = self.program.statement(name)
             out[name] = (
-                f"symbol {s.symbol}" if isinstance(s, Declare) else statement_text(s).split(":= ", 1)[1]
+                f"symbol {s.symbol}"
+                if isinstance(s, Declare)
+                else statement_text(s).split(":= ", 1)[1]
             )
         return out
 
