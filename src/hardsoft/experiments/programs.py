@@ -178,12 +178,12 @@ def _figure(ctx: Context, rows: list[dict[str, Any]]) -> str:
     for r in built:
         if r["target"] == "soft-temperature" and r["heads"] and r["tau"]:
             groups.setdefault((r["notation"], r["tau"]), []).append(r)
-    for (notation, expr), members in sorted(groups.items()):
+    for (notation, _expr), members in sorted(groups.items()):
         progs = [r["program"] for r in members]
         taus = [members[0]["tau_at"][str(n)] for n in TAU_NS]
         shown = ", ".join(progs) if len(progs) <= 3 else f"{len(progs)} programs"
-        bx.loglog(TAU_NS, taus, marker="o", ms=3,
-                  label=f"{Notation(notation).display}, {_tau_cell(members[0])}: {shown}")  # fmt: skip
+        label = f"{Notation(notation).display}, {_tau_cell(members[0])}: {shown}"
+        bx.loglog(TAU_NS, taus, marker="o", ms=3, label=label)
     bx.set_xlabel("n")
     bx.set_ylabel("certified τ(n) (smallest head)")
     bx.set_title("soft-temperature: certified τ(n)")
