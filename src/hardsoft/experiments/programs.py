@@ -159,7 +159,7 @@ def _short(expr: str, limit: int = 28) -> str:
 def _figure(ctx: Context, rows: list[dict[str, Any]]) -> str:
     built = [r for r in rows if "refused" not in r]
     names = list(dict.fromkeys(r["program"] for r in built))
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 4.6), gridspec_kw={"width_ratios": [3, 2]})
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(16, 5), gridspec_kw={"width_ratios": [3, 1.6]})
     width = 0.8 / len(TARGETS)
     for k, target in enumerate(TARGETS):
         values = [
@@ -178,19 +178,23 @@ def _figure(ctx: Context, rows: list[dict[str, Any]]) -> str:
     for r in built:
         if r["target"] == "soft-temperature" and r["heads"] and r["tau"]:
             groups.setdefault((r["notation"], r["tau"]), []).append(r)
+    styles = {"crasp": "-", "brasp": "--", "rasp": ":"}
     for (notation, _expr), members in sorted(groups.items()):
         progs = [r["program"] for r in members]
-        taus = [members[0]["tau_at"][str(n)] for n in TAU_NS]
+        bound = members[0]["max_len"]  # a bounded model's τ(n) only where it is built for
+        ns = [n for n in TAU_NS if bound is None or n <= bound]
+        taus = [members[0]["tau_at"][str(n)] for n in ns]
         shown = ", ".join(progs) if len(progs) <= 3 else f"{len(progs)} programs"
         label = f"{Notation(notation).display}, {_tau_cell(members[0])}: {shown}"
-        bx.loglog(TAU_NS, taus, marker="o", ms=3, label=label)
+        label += f" (built for n ≤ {bound})" if bound is not None else ""
+        bx.loglog(ns, taus, styles.get(notation, "-"), marker="o", ms=3, label=label)
     bx.set_xlabel("n")
     bx.set_ylabel("certified τ(n) (smallest head)")
     bx.set_title("soft-temperature: certified τ(n)")
-    bx.legend(fontsize=6)
+    bx.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     fig.tight_layout()
     path = ctx.figure_path("programs.png")
-    fig.savefig(path, dpi=150)
+    fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)
     return path.name
 
