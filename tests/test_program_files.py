@@ -308,25 +308,49 @@ def test_examples_match_model_outputs_through_check_numpy(tmp_path: Path) -> Non
 
 
 def test_programs_experiment_checks_every_target(tmp_path: Path, monkeypatch) -> None:
-    """Two shipped programs (the full set runs in `hardsoft reproduce`): every target built and
-    checked, a table row each, the figure written, and the claim's verdict read back."""
+    """One program per notation (the full set runs in `hardsoft reproduce`): every target its
+    notation offers built (or refused with the reason) and checked, a table row each, the
+    figure written, and the claim's verdict read back."""
     from hardsoft.experiments import Context
     from hardsoft.experiments import programs as experiment
     from hardsoft.report.claims import CLAIMS
 
-    chosen = [e for e in source.example_files() if e.name in ("dyck1", "contains_ab")]
-    monkeypatch.setattr(experiment, "example_files", lambda: chosen)
+    chosen = [
+        e for e in source.example_programs() if e.name in ("@dyck1", "@ab_plus", "@tracr_lib:hist")
+    ]
+    assert len(chosen) == 3
+    monkeypatch.setattr(experiment, "example_programs", lambda: chosen)
+    targets = dict(source.NOTATION_TARGETS)  # a target C-RASP refuses: listed with its reason
+    targets[Notation.CRASP] = (*targets[Notation.CRASP], "bogus")
+    monkeypatch.setattr(experiment, "NOTATION_TARGETS", targets)
     result = experiment.run(Context(quick=True, figures_dir=tmp_path))
     m = result.metrics
-    assert m["programs"] == 2 and m["models"] == 6 and m["refused"] == 0
-    assert m["mismatches"] == 0 and m["all_exact"] and m["checked_positions"] > 5000
+    assert m["programs"] == 3 and m["notations"] == ["crasp", "brasp", "rasp"]
     assert {(r["program"], r["target"]) for r in m["rows"]} == {
-        (p, t) for p in ("dyck1", "contains_ab") for t in experiment.TARGETS
+        (e.label, t) for e in chosen for t in targets[e.file.notation]
     }
+    refused = [r for r in m["rows"] if "refused" in r]
+    assert [(r["program"], r["target"]) for r in refused] == [("dyck1", "bogus")]
+    assert "bogus" in refused[0]["refused"] and "\n" not in refused[0]["refused"]
+    assert m["models"] == 9 and m["refused"] == 1
+    assert m["mismatches"] == 0 and m["all_exact"] and m["checked_positions"] > 4000
+    assert all(r["positions"] > 0 for r in m["rows"] if "refused" not in r)
     assert (tmp_path / result.figures[0]).stat().st_size > 10_000
-    assert len(result.tables[0].rows) == 6
+    assert len(result.tables[0].rows) == 10
     verdict, key = CLAIMS["programs"].judge(m)
     assert verdict == "extends" and "0 mismatches" in key
+
+
+def test_example_programs_list_every_program_of_every_file() -> None:
+    """`program list` and the experiment see the same programs: a RASP file's SOps one by one."""
+    programs = source.example_programs()
+    names = [e.name for e in programs]
+    assert "@dyck1" in names and "@ab_plus" in names and "@tracr_lib:hist" in names
+    assert "@tracr_lib" not in names
+    res = run_cli("program", "list", "--json")
+    assert [f["name"] for f in json.loads(res.out)["files"]] == names
+    for e in programs[:3] + programs[-2:]:
+        assert load_program(e.path).statements
 
 
 def test_docs_show_what_the_code_prints() -> None:

@@ -55,37 +55,25 @@ app.add_typer(program_app, name="program")
 
 def _list_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     from hardsoft.programs.library import PROGRAM_ROUTES, PROGRAMS
-    from hardsoft.programs.source import example_files, load_program
+    from hardsoft.programs.source import example_programs, load_program
 
     rows: list[dict[str, Any]] = [
         {"name": nm, "description": desc, "k": list(ks), "routes": list(PROGRAM_ROUTES[nm])}
         for nm, (desc, _, ks) in PROGRAMS.items()
     ]
     files: list[dict[str, Any]] = []
-    for e in example_files():
-        for inner in _programs_in(e):  # a RASP file holds several programs: FILE.py:NAME
-            row: dict[str, Any] = {
-                "name": f"@{e.name}" + (f":{inner}" if inner else ""),
-                "file": e.path.name,
-                "notation": e.notation.value,
-                "available": e.available,
-            }
-            if e.available:
-                prog = load_program(f"{e.path}:{inner}" if inner else e.path)
-                row.update(alphabet="".join(prog.alphabet), statements=list(prog.statements))
-            files.append(row)
+    for e in example_programs():  # a RASP file holds several programs: @FILE:NAME
+        row: dict[str, Any] = {
+            "name": e.name,
+            "file": e.file.path.name,
+            "notation": e.file.notation.value,
+            "available": e.file.available,
+        }
+        if e.file.available:
+            prog = load_program(e.path)
+            row.update(alphabet="".join(prog.alphabet), statements=list(prog.statements))
+        files.append(row)
     return rows, files
-
-
-def _programs_in(example: Any) -> list[str | None]:
-    """The programs of a shipped example file: its SOps for RASP, else the file itself."""
-    from hardsoft.programs.source import Notation
-
-    if example.notation is not Notation.RASP or not example.available:
-        return [None]
-    from hardsoft.programs.rasp.load import programs_in
-
-    return list(programs_in(example.path))
 
 
 def _statements(k: int) -> str:
@@ -344,12 +332,42 @@ def _print_compiled(s: dict) -> None:
     c = s["certificate"] or {}
     if c.get("theorem"):
         console.print(f"certificate: {c['theorem']}", markup=False, soft_wrap=True)
-    if c.get("values"):
-        console.print(f"  τ(n) = {c['tau']}  ({c.get('tau_order', '')})", markup=False)
+    if isinstance(c.get("tau"), list):  # the compiler's certificate (B-RASP): τ per head group
+        _print_head_taus(c)
+    elif c.get("values"):
+        order = f"  ({c['tau_order']})" if c.get("tau_order") else ""
+        console.print(f"  τ(n) = {c['tau']}{order}", markup=False, soft_wrap=True)
         for n, v in c["values"].items():
             console.print(f"  n = {n:>5}: τ = {v['tau']:.3g}", markup=False)
     elif c:
         console.print("  hard attention: exact by construction (no temperature)", markup=False)
+
+
+def _print_head_taus(c: dict) -> None:
+    """τ(n) of each group of softmax heads, its values, and the proven error bound."""
+    from hardsoft.model import eval_tau
+
+    if not c["tau"]:
+        what = c.get("tau_order") or "no temperature"
+        exact = ", exact by construction" if c.get("exact_by_construction") else ""
+        console.print(f"certificate: {what}{exact}", markup=False, soft_wrap=True)
+    else:
+        console.print(f"certificate: τ(n) by head ({c.get('tau_order', '')})", markup=False)
+    for t in c["tau"]:
+        values = ", ".join(
+            f"τ({n}) = {float(eval_tau(t['expression'], n)):.3g}" for n in (10, 100, 1000, 5000)
+        )
+        heads = f"{t['heads']} head{'s' if t['heads'] != 1 else ''}"
+        console.print(
+            f"  τ(n) = {t['expression']} on {heads}: {values}", markup=False, soft_wrap=True
+        )
+    if "max_error_bound" in c and not c.get("exact_by_construction"):
+        console.print(
+            f"  proven error of every head's read at n = {c.get('n')}: at most "
+            f"{c['max_error_bound']:.3g} (docs/programs.md: within 0.3 every statement is exact)",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 @program_app.command("compile")

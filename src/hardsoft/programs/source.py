@@ -29,12 +29,15 @@ from hardsoft.model.transformer import Transformer
 __all__ = [
     "DEFAULT_TARGETS",
     "EXAMPLES",
+    "NOTATION_TARGETS",
+    "ExampleProgram",
     "Notation",
     "ProgramRun",
     "SourceProgram",
     "Value",
     "ExampleFile",
     "example_files",
+    "example_programs",
     "load_program",
     "notation_of",
     "read_source",
@@ -65,6 +68,14 @@ DEFAULT_TARGETS: dict[Notation, str] = {
 """The target ``program compile`` builds when none is given: hard attention where the
 notation is a logic of hard attention; softmax for RASP, whose averages need it (or
 average-hard)."""
+
+NOTATION_TARGETS: dict[Notation, tuple[str, ...]] = {
+    Notation.CRASP: ("hard", "soft-temperature", "soft-pe"),
+    Notation.BRASP: ("hard", "soft-temperature", "soft-pe"),
+    Notation.RASP: ("average-hard", "soft-temperature", "hard"),
+}
+"""The targets each notation's ``compile`` offers (a program may still refuse one, with the
+reason: a RASP mean cannot be unique-hard)."""
 
 Value = bool | int | float | str | None
 """One statement's value at one position (``None``: undefined there, e.g. a RASP aggregate
@@ -221,6 +232,48 @@ def example_files() -> list[ExampleFile]:
         out.append(ExampleFile(name, p, notation, _available(notation)))
     order = list(Notation)
     return sorted(out, key=lambda e: (order.index(e.notation), e.name))
+
+
+@dataclass(frozen=True)
+class ExampleProgram:
+    """One program of a shipped example file: the file itself, or for a RASP file one of
+    the SOps it offers (``@tracr_lib:hist``)."""
+
+    file: ExampleFile
+    inner: str | None = None
+
+    @property
+    def name(self) -> str:
+        """How commands name it: ``@NAME`` or ``@NAME:PROG``."""
+        return f"@{self.file.name}" + (f":{self.inner}" if self.inner else "")
+
+    @property
+    def label(self) -> str:
+        """The name without ``@`` (tables, figures)."""
+        return self.name[1:]
+
+    @property
+    def path(self) -> str:
+        """What :func:`load_program` reads."""
+        return f"{self.file.path}:{self.inner}" if self.inner else str(self.file.path)
+
+
+def example_programs() -> list[ExampleProgram]:
+    """Every program of every shipped example file, in :func:`example_files`' order. A file
+    whose notation package offers ``programs_in(path)`` (RASP: a Python file holds several
+    SOps) gives one entry per program; an unavailable notation gives its file alone."""
+    out: list[ExampleProgram] = []
+    for e in example_files():
+        suffix = e.path.suffix.lower()
+        lister = None
+        if e.available:
+            package = importlib.import_module(NOTATION_PACKAGES[suffix])
+            lister = getattr(package, "programs_in", None)
+        if lister is None:
+            out.append(ExampleProgram(e))
+        else:
+            out += [ExampleProgram(e, inner) for inner in lister(e.path)]
+    return out
 
 
 def resolve_program(text: str | Path) -> Path:

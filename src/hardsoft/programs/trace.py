@@ -27,6 +27,20 @@ def _cell(v: Value) -> str:
     return str(v)
 
 
+def _boolean(values: Sequence[Value]) -> bool:
+    """Whether an output row reads as a Boolean (True/False, 0/1, undefined): only then do
+    accept and reject mean something."""
+    return all(v is None or (not isinstance(v, (str, list)) and v in (0, 1)) for v in values)
+
+
+def _verdict(program: SourceProgram, run: ProgramRun) -> str:
+    """``accept: True|False``, or the output's last value where it is not a Boolean."""
+    out = run.values[program.statements[-1]]
+    if _boolean(out):
+        return f"accept: {run.accept}"
+    return f"output at the last position: {_cell(out[-1])} (not a Boolean: no accept/reject)"
+
+
 def trace_text(program: SourceProgram, run: ProgramRun) -> list[str]:
     """The run as aligned text lines: ``position``, ``input``, one line per statement,
     then ``accept``."""
@@ -39,7 +53,7 @@ def trace_text(program: SourceProgram, run: ProgramRun) -> list[str]:
         f"{name:<{label}}  " + " ".join(c.rjust(w) for c, w in zip(cells, widths))
         for name, cells in rows
     ]
-    lines.append(f"accept: {run.accept}")
+    lines.append(_verdict(program, run))
     return lines
 
 
@@ -52,6 +66,7 @@ h2 { font-size: 1.05em; margin: 0 0 0.4em 0; font-weight: 600; }
 h2 .accept { padding: 0.1em 0.5em; border-radius: 0.3em; margin-left: 0.6em; }
 .yes { background: #cdeccf; color: #14532d; }
 .no { background: #f6d2d2; color: #7f1d1d; }
+.value { background: #fff8e6; color: #5b4500; }
 div.scroll { overflow-x: auto; width: fit-content; max-width: 100%; border: 1px solid #ccc; }
 table { border-collapse: collapse; font-family: ui-monospace, monospace; font-size: 0.9em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.45em; text-align: center; min-width: 1.4em; }
@@ -70,41 +85,52 @@ td.last { outline: 2px solid #333; outline-offset: -2px; }
 """
 
 
-def _row(name: str, definition: str, values: Sequence[Value], cls: str, last: bool) -> str:
+def _row(name: str, definition: str | None, values: Sequence[Value], cls: str, last: bool) -> str:
     cells = []
     n = len(values)
     for k, v in enumerate(values):
         kind = "t" if v is True else "f" if v is False else "num"
         extra = " last" if last and k == n - 1 else ""
         cells.append(f'<td class="{kind}{extra}">{html.escape(_cell(v))}</td>')
+    shown = (
+        ""
+        if definition is None
+        else f'<td class="def" title="{html.escape(definition)}">{html.escape(definition)}</td>'
+    )
     return (
-        f'<tr class="{cls}"><td class="name">{html.escape(name)}</td>'
-        f'<td class="def" title="{html.escape(definition)}">{html.escape(definition)}</td>'
+        f'<tr class="{cls}"><td class="name">{html.escape(name)}</td>{shown}'
         + "".join(cells)
         + "</tr>"
     )
 
 
 def _run_table(program: SourceProgram, run: ProgramRun, index: int) -> str:
-    defs: dict[str, str] = getattr(program, "definitions", {}) or {}
+    defs: dict[str, str] | None = getattr(program, "definitions", None) or None
     n = len(run.input)
-    verdict = "accept" if run.accept else "reject"
+    out = run.values[program.statements[-1]]
+    if _boolean(out):
+        verdict, cls = ("accept", "yes") if run.accept else ("reject", "no")
+    else:
+        verdict, cls = f"output {_cell(out[-1]) if out else '-'}", "value"
     head = (
         f"<h2>input {index}: <code>{html.escape(run.input) or '(empty)'}</code> (n = {n})"
-        f'<span class="accept {"yes" if run.accept else "no"}">{verdict}</span></h2>'
+        f'<span class="accept {cls}">{html.escape(verdict)}</span></h2>'
     )
+    def_th = '<th class="def">definition</th>' if defs else ""
+    def_td = '<td class="def"></td>' if defs else ""
     rows = [
-        '<tr class="pos"><th class="name">position</th><th class="def">definition</th>'
+        f'<tr class="pos"><th class="name">position</th>{def_th}'
         + "".join(f"<th>{k}</th>" for k in range(1, n + 1))
         + "</tr>",
-        '<tr class="input"><td class="name">input</td><td class="def"></td>'
+        f'<tr class="input"><td class="name">input</td>{def_td}'
         + "".join(f"<td>{html.escape(c)}</td>" for c in run.input)
         + "</tr>",
     ]
     last = program.statements[-1]
     for name in program.statements:
         cls = "output" if name == last else "stmt"
-        rows.append(_row(name, defs.get(name, ""), run.values[name], cls, name == last))
+        definition = None if defs is None else defs.get(name, "")
+        rows.append(_row(name, definition, run.values[name], cls, name == last))
     table = "<table>" + "".join(rows) + "</table>"
     return f'<div class="run">{head}<div class="scroll">{table}</div></div>'
 
@@ -117,8 +143,9 @@ def trace_html(program: SourceProgram, runs: Sequence[ProgramRun], *, source: st
     meta = (
         f"{len(program.statements)} statements, alphabet <code>{html.escape(alphabet)}</code>"
         f"{f', from <code>{html.escape(source)}</code>' if source else ''}. "
-        "Green cells (1) are true, grey 0s false, yellow cells are counts; the last row is the "
-        "output, and the framed cell (the output at the last position) decides acceptance."
+        "Green cells (1) are true, grey 0s false, yellow cells hold other values (counts, "
+        "numbers, symbols; - where undefined); the last row is the output, and the framed cell "
+        "(the output at the last position) decides acceptance where the output is Boolean."
     )
     body = "".join(_run_table(program, r, k + 1) for k, r in enumerate(runs))
     return (

@@ -379,12 +379,16 @@ def _decompile_trained(m: Mapping[str, Any]) -> tuple[str, str]:
 @claim(
     "programs",
     claim="Programs in the theory's own notations compile to transformers exact at every "
-    "length: C-RASP (counting) programs to hard attention, to softmax with τ(n) and to τ = 1 "
-    "with unbounded position features",
-    paper="Yang & Chiang (COLM 2024), C-RASP; Yang et al. (2026) §4 (counting formulas)",
-    what_ran="every shipped example program (Dyck-1 and a^n b^n c^n of Yang & Chiang, majority, "
-    "first/last symbol, Huang et al.'s (aa)* and contains-ab) compiled to each target it "
-    "supports, every output checked against the program's own interpreter",
+    "length (or up to a stated bound): C-RASP (counting) and B-RASP (masked unique-hard) "
+    "programs to hard attention, to softmax with τ(n) and to τ = 1 with unbounded position "
+    "features; Tracr's RASP programs to average-hard attention and softmax with τ(n)",
+    paper="Yang & Chiang (COLM 2024), C-RASP; Yang, Chiang & Angluin (NeurIPS 2024), B-RASP; "
+    "Yang et al. (2026) §4 (counting formulas) and Theorem 26; Lindner et al. (2023), RASP",
+    what_ran="every shipped example program (C-RASP: Dyck-1 and a^n b^n c^n of Yang & Chiang, "
+    "majority, first/last symbol, Huang et al.'s (aa)* and contains-ab; B-RASP: Dyck-1 of depth "
+    "2, (ab)+, first/last symbol, a-then-b, flip-flop; RASP: Tracr's library, a subset in quick "
+    "mode) compiled to each target its notation offers, every output checked against the "
+    "program's own interpreter",
 )
 def _programs(m: Mapping[str, Any]) -> tuple[str, str]:
     bad = int(m["mismatches"])

@@ -16,7 +16,7 @@ from hardsoft.model.transformer import Transformer
 from hardsoft.programs.brasp.compile import compile_program
 from hardsoft.programs.brasp.interpret import run_vectors
 from hardsoft.programs.brasp.parser import parse_program
-from hardsoft.programs.brasp.syntax import Program
+from hardsoft.programs.brasp.syntax import Declare, Program, statement_text
 from hardsoft.programs.source import Notation, ProgramRun
 
 __all__ = ["BraspProgram", "compile_program", "load", "parse_program", "read_program"]
@@ -41,6 +41,20 @@ class BraspProgram:
     @property
     def statements(self) -> tuple[str, ...]:
         return self.program.names
+
+    @property
+    def definitions(self) -> dict[str, str]:
+        """Each statement's right-hand side as B-RASP writes it (traces show it); a
+        declaration ``Q_a(i)`` is shown as the symbol it tests."""
+        out = {}
+        for name in self.statements:
+            s = self.program.statement(name)
+            out[name] = (
+                f"symbol {s.symbol}"
+                if isinstance(s, Declare)
+                else statement_text(s).split(":= ", 1)[1]
+            )
+        return out
 
     def run(self, word: str) -> ProgramRun:
         """Every statement's value at every position of ``word``; accepted iff the last

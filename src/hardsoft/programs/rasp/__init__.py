@@ -3,6 +3,6 @@ lowering to average-hard programs (:mod:`.lower`) and the compiler (:mod:`.compi
 from ``FILE.py[:NAME]`` by :func:`load` (:mod:`.load`). Users import it as
 ``from hardsoft import rasp`` (the facade ``hardsoft/rasp.py``)."""
 
-from hardsoft.programs.rasp.load import RaspProgram, load
+from hardsoft.programs.rasp.load import RaspProgram, load, programs_in
 
-__all__ = ["RaspProgram", "load"]
+__all__ = ["RaspProgram", "load", "programs_in"]

@@ -1,0 +1,132 @@
+"""Issue #28's bad input (Build 7), for both notations, through the shared commands.
+
+Every bad program file is given to ``program run`` (with ``--trace`` onto an existing page),
+``program compile`` (``-o`` onto an existing model) and ``check MODEL --program``: each answers
+one ``error:`` line naming the problem (and the statement where there is one; a syntax error
+adds the line and a caret under the column), exits 2, and leaves every file already written
+byte for byte as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests._cli import run_cli
+
+# (suffix, file text, --alphabet or None, what the one line must say)
+CASES = {
+    # ---- C-RASP (.cr)
+    "cr-syntax": (".cr", 'x = "a"\ny = (x ||\n', None, ["syntax error at line 2, column 10"]),
+    "cr-undefined": (".cr", 'x = "a"\ny = x && z\n', None, ["statement y (line 2)", "z"]),
+    "cr-repeated": (".cr", 'x = "a"\nx = "b"\n', None, ["statement x (line 2) repeats"]),
+    "cr-count-as-bool": (
+        ".cr", 'x = #"a"\ny = x && "a"\n', None,
+        ["statement y (line 2)", "is a count, used as a Boolean"],
+    ),
+    "cr-cycle": (".cr", "x = y\ny = x\n", None, ["statement x (line 1)", "cycle x -> y -> x"]),
+    "cr-unknown-predicate": (
+        ".cr", '#import nosuch\nx = #[nosuch] "a" > 0\n', None, ["nosuch: unknown predicate"],
+    ),
+    "cr-outside-alphabet": (
+        ".cr", 'x = "a"\ny = x || "c"\n', "ab",
+        ["statement y (line 2)", '"c" is not in the alphabet'],
+    ),
+    "cr-empty": (".cr", "// nothing here\n", None, ["has no statements"]),
+    # ---- B-RASP (.brasp)
+    "brasp-syntax": (
+        ".brasp", "Q_a(i)\nA(i) := Q_a(i) &\n", None, ["syntax error at line 2, column 17"],
+    ),
+    "brasp-undefined": (
+        ".brasp", "Q_a(i)\nA(i) := B(i)\n", None, ["statement 'A' uses B(i)", "not defined"],
+    ),
+    "brasp-repeated": (
+        ".brasp", "Q_a(i)\nA(i) := Q_a(i)\nA(i) := 1\n", None,
+        ["line 3: statement 'A' is defined twice"],
+    ),
+    "brasp-cycle": (
+        ".brasp", "Q_a(i)\nA(i) := B(i)\nB(i) := A(i)\n", None, ["'A' depends on itself"],
+    ),
+    "brasp-outside-alphabet": (
+        ".brasp", "Q_a(i)\nQ_c(i)\nA(i) := Q_c(i)\n", "ab",
+        ["line 2: Q_c(i) declares the symbol 'c'", "not in the alphabet 'ab'"],
+    ),
+    "brasp-empty": (".brasp", "# nothing here\n", None, ["no statements"]),
+    "brasp-default-uses-j": (
+        ".brasp", "Q_a(i)\nA(i) := leftmost [j<i, 1] 1 : Q_a(j)\n", None,
+        ["statement 'A': the default reads Q_a(j)"],
+    ),
+    "brasp-j-outside-attention": (
+        ".brasp", "Q_a(i)\nA(i) := Q_a(j)\n", None, ["statement 'A' reads Q_a(j)"],
+    ),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def existing(tmp_path_factory) -> dict[str, Path]:
+    """Files a user already has: a compiled model and a trace page."""
+    d = tmp_path_factory.mktemp("existing")
+    model = d / "model.safetensors"
+    assert run_cli("program", "compile", "@first_is_a", "-o", str(model)).rc == 0
+    page = d / "trace.html"
+    assert run_cli("program", "run", "@first_is_a", "-i", "ab", "--trace", str(page)).rc == 0
+    return {"model": model, "trace": page}
+
+
+def _one_error(res, needles: list[str]) -> None:
+    lines = res.err.strip().splitlines()
+    assert res.rc == 2, (res.rc, res.err, res.out)
+    assert lines and lines[0].startswith("error:"), res.err
+    if "syntax error" in lines[0]:  # the line, then a caret under the column
+        assert len(lines) == 3 and lines[2].strip() == "^", res.err
+        column = int(lines[0].split("column ")[1].split(":")[0])
+        assert lines[2].index("^") == column + 1, res.err  # two spaces of indent
+    else:
+        assert len(lines) == 1, res.err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_program_files_are_one_line_and_damage_nothing(
+    case: str, tmp_path: Path, existing: dict[str, Path]
+) -> None:
+    suffix, text, alphabet, needles = CASES[case]
+    bad = tmp_path / f"bad{suffix}"
+    bad.write_text(text)
+    extra = ["--alphabet", alphabet] if alphabet else []
+    before = {k: p.read_bytes() for k, p in existing.items()}
+    model, page = str(existing["model"]), str(existing["trace"])
+    for argv in (
+        ["program", "run", str(bad), "-i", "ab", "--trace", page, *extra],
+        ["program", "compile", str(bad), "-o", model, *extra],
+        ["program", "compile", str(bad), "-o", model, "--json", *extra],
+    ):
+        _one_error(run_cli(*argv), needles)
+    if alphabet is None:  # check reads the program over the model's alphabet ('ab')
+        _one_error(run_cli("check", model, "--program", str(bad)), needles)
+    assert {k: p.read_bytes() for k, p in existing.items()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [bad.name]  # nothing else written
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--as", "brasp"], "B-RASP cannot express"),
+        (["--as", "crasp"], "is not in C-RASP"),
+    ],
+)
+def test_a_refused_decompile_leaves_the_output_file(tmp_path: Path, args, needle) -> None:
+    """``decompile --as brasp|crasp -o OUT`` refused: OUT, already there, is unchanged."""
+    from hardsoft.compile import compile_formula
+    from hardsoft.model import save_model
+
+    model = tmp_path / "m.safetensors"
+    formula = "#<['a'] > #<['b']" if args[1] == "brasp" else "E 'a'"
+    save_model(compile_formula(formula, "ab", "hard"), model)
+    out = tmp_path / "out.txt"
+    out.write_text("a program I keep\n")
+    res = run_cli("decompile", str(model), *args, "-o", str(out),
+                  "--verify-n", "3", "--random-words", "0")  # fmt: skip
+    _one_error(res, [needle])
+    assert out.read_text() == "a program I keep\n"
