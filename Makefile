@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install -q -c constraints.txt
 OUT ?= reports/
 
-.PHONY: test reproduce reproduce-full lint bench clean
+.PHONY: test test-gpu test-min reproduce reproduce-full lint bench clean
 
 $(VENV)/.stamp-run: pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -20,6 +20,25 @@ test: $(VENV)/.stamp-dev
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
+
+# The GPU checks (tests marked gpu: every --device command on CUDA against the CPU result).
+# Without CUDA: one line, exit 0. benchmarks/gpu_check.sh runs this and the GPU benchmarks.
+test-gpu: $(VENV)/.stamp-dev
+	@if $(PY) -c "import sys, torch; sys.exit(not torch.cuda.is_available())"; then \
+		OMP_NUM_THREADS=1 $(PY) -m pytest -q -m gpu tests/test_gpu.py; \
+	else echo "test-gpu: skipped: no CUDA device here (torch.cuda.is_available() is False)"; fi
+
+# The declared floors, tested: a separate venv with the lowest version of every direct
+# dependency that pyproject.toml allows (uv's --resolution lowest-direct), then the CI suite.
+# Not in CI (it downloads torch 2.4's CUDA build, ~3 GB); result: docs/errors.md "Floors".
+MIN_VENV ?= .venv-min
+test-min:
+	python3 -m venv $(MIN_VENV)
+	$(MIN_VENV)/bin/python -m pip install -q uv
+	$(MIN_VENV)/bin/uv pip install -q --python $(MIN_VENV)/bin/python \
+		--resolution lowest-direct -e '.[dev]'
+	$(MIN_VENV)/bin/python -m pip list --format=freeze > $(MIN_VENV)/versions.txt
+	OMP_NUM_THREADS=1 $(MIN_VENV)/bin/python -m pytest -q -n 2 --dist loadfile -p no:cacheprovider
 
 reproduce: $(VENV)/.stamp-run
 	$(VENV)/bin/hardsoft reproduce --quick --out $(OUT)

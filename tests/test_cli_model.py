@@ -97,3 +97,76 @@ def test_random_model_float32_option(tmp_path: Path) -> None:
     path = tmp_path / "f32.safetensors"
     assert cli("random-model", "-o", str(path), "--float32").returncode == 0
     assert load_model(path).dtype == torch.float32
+
+
+def test_run_writes_npy_without_stream_and_its_json_matches(tmp_path) -> None:
+    """``run -o OUT.npy``: the same outputs as ``--json``, [n, d] for one input, [B, n, d] for
+    inputs of one length; mixed lengths are refused in one line and nothing is written."""
+    import json
+
+    import numpy as np
+
+    from hardsoft.compile import compile_formula
+    from hardsoft.model import save_model
+    from tests._cli import run_cli
+
+    save_model(compile_formula("MOD(2,1)(#<['1'])", "01"), tmp_path / "p.safetensors")
+    m = str(tmp_path / "p.safetensors")
+    words = ["0110" * 1300, "1011" * 1300]  # 5200 positions: the vectorised JSON path
+    res = run_cli("run", m, "-i", words[0], "-i", words[1], "--json")
+    shown = json.loads(res.out)["results"]
+    res = run_cli("run", m, "-i", words[0], "-i", words[1], "-o", str(tmp_path / "o.npy"), "--json")
+    summary = json.loads(res.out)
+    arr = np.load(tmp_path / "o.npy")
+    assert arr.shape == (2, 5200, 1) and summary["shape"] == [2, 5200, 1]
+    assert [r["outputs"] for r in shown] == arr.tolist()
+    assert [x["accept"] for x in summary["inputs"]] == [r["accept"] for r in shown]
+    ones = np.cumsum([c == "1" for c in words[1]]) % 2 == 1
+    assert np.array_equal(arr[1, :, 0] > 0.5, ones)
+    res = run_cli("run", m, "-i", "01", "-i", "011", "-o", str(tmp_path / "x.npy"), debug=False)
+    assert res.rc == 2 and "one length" in res.err and not (tmp_path / "x.npy").exists()
+
+
+def test_run_past_the_certified_float_limit_warns_and_says_so_in_json(tmp_path) -> None:
+    import json
+
+    from hardsoft.compile import compile_formula
+    from hardsoft.model import save_model
+    from tests._cli import run_cli
+
+    model = compile_formula("MOD(2,1)(#<['1'])", "01", target="soft-temperature")
+    limit = model.meta["certificate"]["float_limits"]["float32"]
+    save_model(model, tmp_path / "p.safetensors")
+    m = str(tmp_path / "p.safetensors")
+    word = "01" * (limit // 2 + 1)  # just past the float32 limit
+    res = run_cli("run", m, "-i", word, "--dtype", "float32", "--json")
+    assert res.rc == 0
+    assert f"limit n <= {limit}" in res.err and res.err.startswith("warning:")
+    precision = json.loads(res.out)["precision"]
+    assert precision["beyond_limit"] and precision["certified_max_n"] == limit
+    assert precision["dtype"] == "float32" and str(limit) in precision["warning"].replace(",", "")
+    res = run_cli("run", m, "-i", word, "--json")  # float64: well inside its limit
+    assert res.err == "" and not json.loads(res.out)["precision"]["beyond_limit"]
+    (tmp_path / "w.txt").write_text(word + "\n")
+    res = run_cli("run", m, "--stream", "--input-file", str(tmp_path / "w.txt"), "--dtype",
+                  "float32", "-o", str(tmp_path / "o.npy"), "--json")  # fmt: skip
+    assert res.rc == 0 and "certified float32 limit" in res.err
+    assert json.loads(res.out)["precision"]["beyond_limit"]
+
+
+def test_a_long_run_on_the_all_pairs_path_says_why_on_stderr(tmp_path) -> None:
+    """A head that no fast path fits at a long input is named on stderr with the reason."""
+    import torch
+
+    from hardsoft.model import random_model, save_model
+    from tests._cli import run_cli
+
+    model = random_model(weighting="softmax", mask="future", layers=1, heads=1, d_model=4,
+                         seed=0, dtype=torch.float64)  # fmt: skip
+    save_model(model, tmp_path / "r.safetensors")
+    res = run_cli("run", str(tmp_path / "r.safetensors"), "-i", "01" * 4100,
+                  "-o", str(tmp_path / "o.npy"))  # fmt: skip
+    assert res.rc == 0, res.err
+    assert "head blocks.0.attn.0 runs the all-pairs (chunked) path" in res.err
+    assert "the query differs between positions" in res.err
+    assert "8,200/8,200 query positions" in res.err

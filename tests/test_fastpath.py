@@ -220,11 +220,38 @@ def test_default_threads_respects_the_environment(monkeypatch) -> None:
     monkeypatch.delenv("HARDSOFT_THREADS", raising=False)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     assert default_threads() == 3
+    monkeypatch.setenv("HARDSOFT_THREADS", "2")  # the more specific variable wins
+    assert default_threads() == 2
+    monkeypatch.delenv("HARDSOFT_THREADS")
     monkeypatch.delenv("OMP_NUM_THREADS")
-    assert 1 <= default_threads() <= available_cores()
+    assert default_threads() == 1 <= available_cores()  # one thread unless asked
     monkeypatch.setenv("HARDSOFT_THREADS", "zero")
     with pytest.raises(HardsoftError, match="HARDSOFT_THREADS"):
         default_threads()
+
+
+def test_the_command_starts_with_one_thread_and_sleeping_openmp_threads() -> None:
+    """In a fresh process with nothing set: one intra-op thread, OMP_WAIT_POLICY=PASSIVE set
+    before torch loads; an explicit setting in the environment wins."""
+    import os
+    import subprocess
+    import sys
+
+    probe = (
+        "import os, hardsoft.cli, torch; from hardsoft.runtime import configure_threads; "
+        "configure_threads(); print(torch.get_num_threads(), os.environ.get('OMP_WAIT_POLICY'))"
+    )
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OMP_NUM_THREADS", "HARDSOFT_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+    }
+    run = [sys.executable, "-c", probe]
+    out = subprocess.run(run, env=clean, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1", "PASSIVE"]
+    mine = clean | {"HARDSOFT_THREADS": "2", "OMP_WAIT_POLICY": "ACTIVE"}
+    out = subprocess.run(run, env=mine, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["2", "ACTIVE"]
 
 
 @pytest.mark.parametrize("formula,alphabet", FORMULAS[:2])

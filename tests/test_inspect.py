@@ -180,13 +180,15 @@ def test_plot_refuses_a_name_that_is_not_png(soft: Path, tmp_path: Path) -> None
 
 
 def test_run_refuses_options_of_the_other_mode(soft: Path, tmp_path: Path) -> None:
-    """--trace/--plot with --stream, and -o without it, were silently ignored."""
+    """--trace/--plot with --stream were silently ignored; -o writes .npy only (without
+    --stream; it once needed --stream) and not beside --trace/--plot."""
     word = tmp_path / "w.txt"
     word.write_text("abba")
-    png, npy = tmp_path / "s.png", tmp_path / "z.npy"
+    png, npy = tmp_path / "s.png", tmp_path / "z.txt"
     for args in (("--stream", "--input-file", str(word), "--trace"),
                  ("--stream", "--input-file", str(word), "--plot", str(png)),
-                 ("-i", "abba", "-o", str(npy))):  # fmt: skip
+                 ("-i", "abba", "-o", str(npy)),
+                 ("-i", "abba", "--trace", "-o", str(tmp_path / "z.npy"))):  # fmt: skip
         res = run_cli("run", str(soft), *args)
         assert res.rc == 2 and len(res.err.strip().splitlines()) == 1, (args, res.err)
         assert res.err.startswith("error:")

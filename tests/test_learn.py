@@ -348,3 +348,30 @@ def test_unmasked_transformer_trains_at_the_last_position(tmp_path) -> None:
     assert again == metrics
     m = build_model(cfg.arch, ("0", "1"), seed=0)
     assert torch.allclose(unmasked(m)(tokens).outputs[:, -1], m(tokens).outputs[:, -1], atol=1e-6)
+
+
+@pytest.mark.parametrize("language,objective", [("dyck2", None), ("contains-ab", "recognizer")])
+def test_prefetched_batches_are_the_ones_drawn_in_line(language: str, objective) -> None:
+    """The training loop draws batch s+1 in a worker thread while step s trains: every batch
+    is still the exact draw from default_rng([seed, s]) (length, strings, targets)."""
+    import numpy as np
+
+    from hardsoft.learn.data import get_process, sample_batch, training_length
+    from hardsoft.learn.train import Prefetch, _batches
+
+    cfg = TrainConfig(language=language, objective=objective, min_n=3, max_n=9, batch_size=5,
+                      seed=7)  # fmt: skip
+    draw = _batches(cfg)
+    with Prefetch(draw, 2, 6) as ahead:
+        got = [ahead.get(s) for s in range(2, 6)]
+    for s, batch in zip(range(2, 6), got):
+        again = draw(s)
+        assert torch.equal(batch.tokens, again.tokens)
+        if objective is None:  # the loop's batches before prefetching, drawn the same way
+            rng = np.random.default_rng([7, s])
+            n = training_length(rng, 3, 9)
+            ref = sample_batch(get_process(language), n, 5, rng)
+            assert torch.equal(batch.tokens, ref.tokens) and torch.equal(batch.targets, ref.targets)
+        else:
+            assert torch.equal(batch.labels, again.labels)
+    assert len({b.tokens.shape[1] for b in got}) > 1  # lengths vary by step

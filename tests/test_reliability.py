@@ -230,8 +230,7 @@ def test_folder_is_not_called_a_missing_file(files) -> None:
 def test_bad_output_targets_are_refused_and_nothing_changes(files, command, target) -> None:
     before = {p: p.read_bytes() for p in files["dir"].glob("*.safetensors")}
     out = target.format(dir=files["dir"], hard=files["hard"])
-    option = "--output" if command[0] == "program" else "-o"
-    one_error_line(run_cli(*command, option, out))
+    one_error_line(run_cli(*command, "-o", out))
     assert {p: p.read_bytes() for p in files["dir"].glob("*.safetensors")} == before
 
 

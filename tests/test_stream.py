@@ -166,6 +166,19 @@ def test_cli_stream_jsonl_npy_and_dtype(compiled, tmp_path: Path) -> None:
     assert arr32.dtype == np.float32 and np.array_equal(arr32 > 0.5, rows > 0.5)
 
 
+def test_cli_stream_jsonl_file_holds_the_stdout_lines(compiled, tmp_path: Path) -> None:
+    """``--stream -o OUT.jsonl`` writes JSON Lines (it once wrote .npy bytes under that name)."""
+    save_model(compiled["parity"], tmp_path / "m.safetensors")
+    (tmp_path / "w.txt").write_text("0110100" * 30 + "\n")
+    base = ["run", str(tmp_path / "m.safetensors"), "--stream", "--input-file"]
+    res = run_cli(*base, str(tmp_path / "w.txt"), "--chunk", "50")
+    expected = res.out.splitlines()[:-1]  # stdout's last line is the summary
+    res = run_cli(*base, str(tmp_path / "w.txt"), "--chunk", "50", "-o", str(tmp_path / "o.jsonl"))
+    assert res.rc == 0, res.err
+    assert (tmp_path / "o.jsonl").read_text().splitlines() == expected
+    assert json.loads(expected[-1])["position"] == 210
+
+
 def test_cli_stream_errors_leave_no_output(compiled, tmp_path: Path) -> None:
     save_model(compiled["parity"], tmp_path / "m.safetensors")
     (tmp_path / "w.txt").write_text("0101\n0101\n")
@@ -178,9 +191,12 @@ def test_cli_stream_errors_leave_no_output(compiled, tmp_path: Path) -> None:
     assert res.rc == 2 and "--input-file" in res.err
     res = run_cli("run", str(tmp_path / "m.safetensors"), "-i", "01", "--dtype", "x", debug=False)
     assert res.rc == 2 and "float32 or float64" in res.err
-    # -o without --stream wrote nothing and said nothing: now refused
-    res = run_cli("run", str(tmp_path / "m.safetensors"), "-i", "01", "-o", str(out), debug=False)
-    assert res.rc == 2 and "add --stream" in res.err and not out.exists()
+    # -o names what it writes: .npy or .jsonl with --stream, .npy without; nothing else
+    for name, stream in (("o.txt", ["--stream", "--input-file", str(tmp_path / "w.txt")]),
+                         ("o.jsonl", ["-i", "01"]), ("o.json", ["-i", "01"])):  # fmt: skip
+        bad = tmp_path / name
+        res = run_cli("run", str(tmp_path / "m.safetensors"), *stream, "-o", str(bad), debug=False)
+        assert res.rc == 2 and ".npy" in res.err and not bad.exists(), res.err
     # an empty file, or one holding only a newline: the same one line for run and check
     for text in ("", "\n", "\r\n"):
         (tmp_path / "e.txt").write_text(text, newline="")

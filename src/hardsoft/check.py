@@ -144,16 +144,22 @@ def check_model(
     *,
     exhaustive_max_n: int = 12,
     random_n: Sequence[int] = (100, 1000, 10000),
-    samples: int = 200,
+    samples: int = 32,
     seed: int = 0,
     max_exhaustive: int = 1 << 16,
     sampler: Callable[[int, int, np.random.Generator], np.ndarray] | None = None,
     chunk_size: int | str | None = None,
     progress: Callable[[str], None] | None = None,
     readout: str = "auto",
+    numeric: Sequence[bool] | None = None,
+    tolerance: float = 1e-6,
 ) -> dict[str, Any]:
     """Compare ``model`` with ``reference`` at every position (see the module docstring and
     :func:`_read` for ``readout``).
+
+    With ``readout="outputs"``, ``numeric`` marks output columns that carry a number rather
+    than a bit: they agree where ``|output − reference| <= tolerance·max(1, |reference|)``;
+    a NaN reference (undefined there) is skipped.
 
     Returns a JSON-ready dict: ``mismatches`` (strings with at least one wrong position),
     ``mismatched_positions``, ``checked_strings``, ``checked_positions``, ``max_n``,
@@ -218,7 +224,14 @@ def check_model(
             else:
                 ids = rng.integers(0, k, size=(count, n), dtype=np.int64)
             report["sampled_lengths"].append(n)
-        _check_batch(model, reference, ids, report, chunk_size, readout)
+        step = len(ids) if n < 1000 else PROGRESS_STRINGS  # long strings: progress per slice
+        for s in range(0, len(ids), step):
+            _check_batch(
+                model, reference, ids[s : s + step], report, chunk_size, readout, numeric, tolerance
+            )
+            _merge_rows(report["by_length"])
+            if progress is not None and s + step < len(ids):
+                progress(f"n={n}: {s + step}/{len(ids)} strings ...")
         report["attention_paths"][str(n)] = head_paths(model)
         report["lengths"].append(n)
         report["max_n"] = max(report["max_n"], n)
@@ -228,8 +241,42 @@ def check_model(
     return report
 
 
+PROGRESS_STRINGS = 16
+"""From n = 1000 on, strings are checked (and progress is reported) this many at a time."""
+
+
+def _merge_rows(rows: list[dict[str, Any]]) -> None:
+    """The last two ``by_length`` rows as one when they are slices of the same length."""
+    if len(rows) >= 2 and rows[-1]["n"] == rows[-2]["n"]:
+        last = rows.pop()
+        for key in ("strings", "strings_right", "positions", "positions_right"):
+            rows[-1][key] += last[key]
+
+
 READOUTS = ("auto", "outputs", "symbols", "index")
 """How :func:`check_model` reads the model (see :func:`_read`)."""
+
+
+def _read_outputs(
+    model: Transformer,
+    out: np.ndarray,
+    ref: np.ndarray,
+    numeric: Sequence[bool] | None,
+    tolerance: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, list[str]]:
+    """Every output column against a ``[B, n, d]`` reference: bits by ``> 1/2``, the
+    ``numeric`` columns by closeness; NaN references are skipped."""
+    if ref.shape != out.shape:
+        raise HardsoftError(f"reference has shape {ref.shape}, expected {out.shape}")
+    num = np.zeros(out.shape[-1], bool) if numeric is None else np.asarray(numeric, bool)
+    if num.shape != (out.shape[-1],):
+        raise HardsoftError(f"{len(num)} numeric flags for {out.shape[-1]} outputs")
+    valid = ~np.isnan(ref)
+    safe = np.where(valid, ref, 0.0)
+    close = np.abs(out - safe) <= tolerance * np.maximum(1.0, np.abs(safe))
+    pred = np.where(num, np.where(close, safe, out), (out > 0.5).astype(np.float64))
+    err = np.where(valid, np.abs(out - safe), 0.0).max(-1)
+    return pred, safe, valid, err, out, list(output_names(model))
 
 
 def _read(
@@ -241,15 +288,10 @@ def _read(
     column names.
 
     ``auto``: coordinate 0 against a ``[B, n]`` reference, ``> 1/2`` for 0/1 references,
-    else argmax / rounding with ``-1`` skipped. ``outputs``: every output coordinate against a
-    ``[B, n, d]`` 0/1 reference. ``symbols``: :func:`symbol_readout`, every position.
-    ``index``: coordinate 0 rounded to an integer, every position."""
+    else argmax / rounding with ``-1`` skipped. ``symbols``: :func:`symbol_readout`, every
+    position. ``index``: coordinate 0 rounded to an integer, every position. (``outputs``,
+    every output coordinate against a ``[B, n, d]`` reference, is :func:`_read_outputs`.)"""
     names = output_names(model)
-    if readout == "outputs":
-        if ref.shape != out.shape:
-            raise HardsoftError(f"reference has shape {ref.shape}, expected {out.shape}")
-        pred = (out > 0.5).astype(np.int64)
-        return pred, ref, np.ones(ref.shape, bool), np.abs(out - ref).max(-1), out, list(names)
     if readout == "symbols":
         alphabet = model.spec.alphabet
         pred = symbol_readout(out, names, alphabet)
@@ -283,15 +325,21 @@ def _check_batch(
     report: dict[str, Any],
     chunk_size: int | str | None,
     readout: str = "auto",
+    numeric: Sequence[bool] | None = None,
+    tolerance: float = 1e-6,
 ) -> None:
     n = ids.shape[1]
     ref = np.asarray(reference(ids))
     if ref.shape[:2] != ids.shape or ref.ndim != (3 if readout == "outputs" else 2):
         raise HardsoftError(f"reference has shape {ref.shape}, expected {ids.shape}")
-    ref = ref.astype(np.int64)
     batch = _batch_size_for(model, n, chunk_size)
     out = model_outputs(model, ids, batch_size=batch, chunk_size=chunk_size)
-    pred, ref3, valid, err, shown, cols = _read(model, out, ref, readout)
+    if readout == "outputs":
+        ref = ref.astype(np.float64)
+        pred, ref3, valid, err, shown, cols = _read_outputs(model, out, ref, numeric, tolerance)
+    else:
+        ref = ref.astype(np.int64)
+        pred, ref3, valid, err, shown, cols = _read(model, out, ref, readout)
     wrong = ((pred != ref3) & valid).any(-1)
     checked = valid.any(-1)
     if err is not None and checked.any():
@@ -313,8 +361,8 @@ def _check_batch(
             "word": "".join(alphabet[int(x)] for x in ids[b]),
             "n": n,
             "position": p + 1,
-            "expected": int(ref3[b, p, c]),
-            "got": int(pred[b, p, c]),
+            "expected": _plain(ref3[b, p, c]),
+            "got": _plain(pred[b, p, c]),
             "output": float(shown[b, p, c]),
             "output_of": cols[c],
         }
@@ -322,6 +370,12 @@ def _check_batch(
             first["read"] = cols[c]
             first["outputs"] = [float(v) for v in out[b, p]]
         report["first_mismatch"] = first
+
+
+def _plain(x: Any) -> int | float:
+    """A reference or prediction value for JSON: an int where it is integral."""
+    v = float(x)
+    return int(v) if v.is_integer() else v
 
 
 def formula_reference(formula: Any, alphabet: Sequence[str]) -> Reference:

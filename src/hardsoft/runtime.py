@@ -1,11 +1,18 @@
 """Process-wide runtime settings: how many CPU threads torch uses.
 
-torch starts one intra-op thread per physical core it sees, which can exceed the cores this
-process may run on (a container's CPU affinity) and ignores that a small shared machine is
-busy. The CLI calls :func:`configure_threads` once at start-up: ``OMP_NUM_THREADS`` (or
-``HARDSOFT_THREADS``), when set, decides; otherwise the number of cores this process may use,
-and never more than torch's own default. Library users keep torch's setting unless they call
-it themselves.
+torch starts one intra-op thread per core, and OpenMP threads that wait for each other at the
+end of every parallel operation. On a machine where other jobs run, one of them is often
+descheduled, and every operation waits for it: with one other CPU-bound job on a 2-core
+machine, torch's default made ``hardsoft`` commands 2-10x slower in wall time and up to 6x
+in CPU time than one thread (benchmarks/results/threads.md; the issue that asked for this
+measured 10-50x). The CLI calls :func:`configure_threads` once at start-up: ``HARDSOFT_THREADS``
+or ``OMP_NUM_THREADS``, when set, decides (a user's explicit setting wins); otherwise **one
+intra-op thread** (:data:`DEFAULT_THREADS`). Library users keep torch's setting unless they
+call it themselves.
+
+The CLI also sets ``OMP_WAIT_POLICY=PASSIVE`` before torch loads (unless ``OMP_WAIT_POLICY``
+or ``GOMP_SPINCOUNT`` is set), so that a user who asks for several threads gets threads that
+sleep at a barrier instead of spinning against the other jobs (:func:`prepare_environment`).
 
 Large tensors: the CLI also sets ``THP_MEM_ALLOC_ENABLE=1`` (unless already set) before torch
 loads, so torch asks the kernel for transparent huge pages for allocations of 2 MB and more.
@@ -18,9 +25,19 @@ from __future__ import annotations
 
 import os
 
-import torch
-
 from hardsoft.errors import HardsoftError
+
+DEFAULT_THREADS = 1
+"""torch intra-op threads of the ``hardsoft`` command when the environment sets none."""
+
+
+def prepare_environment() -> None:
+    """Settings that must be in the environment before torch (and its OpenMP runtime) loads:
+    transparent huge pages for large tensors, and OpenMP threads that sleep at a barrier.
+    An explicit setting in the environment wins."""
+    os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 
 def available_cores() -> int:
@@ -42,11 +59,13 @@ def default_threads() -> int:
             if count < 1:
                 raise HardsoftError(f"{var} must be >= 1, got {count}")
             return count
-    return max(1, min(available_cores(), torch.get_num_threads()))
+    return DEFAULT_THREADS
 
 
 def configure_threads() -> int:
     """Set torch's intra-op threads to :func:`default_threads`; returns the count."""
+    import torch
+
     count = default_threads()
     if torch.get_num_threads() != count:
         torch.set_num_threads(count)

@@ -70,6 +70,8 @@ class HeadStream(ABC):
 
     def __init__(self, head: Head, n: int) -> None:
         self.head, self.n = head, n
+        self.reason = ""  # why step() last returned None
+        self.device = head.W_Q.device  # every carried state lives here (tests pin it)
         self.weighting, self.mask = head.spec.weighting, head.spec.mask
         self.strict = head.spec.mask is Mask.STRICT_FUTURE
         self.scale = head.score_scale(n)
@@ -93,14 +95,15 @@ class UniformStream(HeadStream):
 
     def __init__(self, head: Head, n: int, dv: int, dtype: torch.dtype) -> None:
         super().__init__(head, n)
-        self.total = torch.zeros(dv, dtype=dtype)
+        self.total = torch.zeros(dv, dtype=dtype, device=self.device)
         self.first: torch.Tensor | None = None
-        self.last = torch.zeros(dv, dtype=dtype)
+        self.last = torch.zeros(dv, dtype=dtype, device=self.device)
 
     def step(self, pos0, x, q, k, v):
         vals = v[0]
         c = vals.shape[0]
-        hi = torch.arange(pos0, pos0 + c) - (1 if self.strict else 0)  # last allowed key
+        here = torch.arange(pos0, pos0 + c, device=self.device)
+        hi = here - (1 if self.strict else 0)  # last allowed key
         ok = (hi >= 0)[:, None]
         if self.weighting is Weighting.LEFTMOST:
             if self.first is None:
@@ -119,12 +122,12 @@ class UniformStream(HeadStream):
         return out[None]
 
 
-def _empty_state(dv: int, dtype: torch.dtype, hard: bool) -> ScanState:
-    idx = torch.full((1, 1), -1, dtype=torch.long) if hard else None
+def _empty_state(dv: int, dtype: torch.dtype, hard: bool, device: torch.device) -> ScanState:
+    idx = torch.full((1, 1), -1, dtype=torch.long, device=device) if hard else None
     return ScanState(
-        torch.full((1, 1), NEG_INF, dtype=dtype),
-        torch.zeros(1, 1, dtype=dtype),
-        torch.zeros(1, 1, dv, dtype=dtype),
+        torch.full((1, 1), NEG_INF, dtype=dtype, device=device),
+        torch.zeros(1, 1, dtype=dtype, device=device),
+        torch.zeros(1, 1, dv, dtype=dtype, device=device),
         idx,
     )
 
@@ -142,14 +145,15 @@ class ScanStream(HeadStream):
     def __init__(self, head: Head, n: int, q0: torch.Tensor, dv: int) -> None:
         super().__init__(head, n)
         self.q0 = q0  # [1, 1, d_head]: the query of every position
-        self.carry = _empty_state(dv, q0.dtype, self.weighting.is_unique_hard)
+        self.carry = _empty_state(dv, q0.dtype, self.weighting.is_unique_hard, self.device)
 
     def step(self, pos0, x, q, k, v):
         if not torch.equal(q, self.q0.expand_as(q)):
+            self.reason = "the query differs between positions"
             return None
         c = q.shape[1]
         s = pair_scores(self.q0, k, self.weighting)[:, 0] * self.scale
-        positions = torch.arange(pos0, pos0 + c)[None]
+        positions = torch.arange(pos0, pos0 + c, device=self.device)[None]
         state = segmented_scan(s, v, self.weighting, positions=positions)
         merged = merge(_expand(self.carry, c), state, self.weighting)
         last = merged.slice(slice(c - 1, c))
@@ -177,6 +181,8 @@ class WindowStream(HeadStream):
         self.feat_key = w_pos @ head.W_K.detach()[key_rows]  # [P, d_head]
         self.key_terms = len(key_rows)
         self.coef, self.colmax = _polynomials(features, n, self.feat_key)
+        self.coef = None if self.coef is None else self.coef.to(self.device)
+        self.colmax = self.colmax.to(self.device)
         self.recent: tuple[torch.Tensor, torch.Tensor] | None = None  # last keys, values
 
     def _position_rows(self, positions: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -195,11 +201,13 @@ class WindowStream(HeadStream):
 
     def step(self, pos0, x, q, k, v):
         if self.coef is None:
+            self.reason = "the key reads a position feature that is not a polynomial in j"
             return None
         c = q.shape[1]
-        here = torch.arange(pos0 + 1, pos0 + c + 1)
+        here = torch.arange(pos0 + 1, pos0 + c + 1, device=self.device)
         same = x[0][:, self.rows] == self._position_rows(here, x.dtype)  # [c, rows]
         if not bool(same[:, self.is_key].all()):
+            self.reason = "the key reads coordinates that are not the position embedding"
             return None
         recent_k = k[0] if self.recent is None else torch.cat([self.recent[0], k[0]])
         recent_v = v[0] if self.recent is None else torch.cat([self.recent[1], v[0]])
@@ -208,8 +216,12 @@ class WindowStream(HeadStream):
         wlo, whi = self._bounds(here, q)
         width = int((whi - wlo + 1).clamp_min(0).max())
         if width > WINDOW_LIMIT:
+            self.reason = (
+                f"{width} keys per query are within the {str(q.dtype)[6:]} threshold of the "
+                f"row maximum (at most {WINDOW_LIMIT})"
+            )
             return None
-        out = torch.zeros(1, c, v.shape[-1], dtype=v.dtype)
+        out = torch.zeros(1, c, v.shape[-1], dtype=v.dtype, device=self.device)
         if width <= 0:
             return out
         first, last = int(wlo.min()), int(whi.max())
@@ -217,17 +229,22 @@ class WindowStream(HeadStream):
         keys: tuple[torch.Tensor, torch.Tensor] | None = None
         if not bool(same.all()):  # values depend on the content: read them from recent
             if first < base:
+                self.reason = (
+                    f"its values read content and its window reaches back past the last "
+                    f"{WINDOW_LIMIT} positions"
+                )
                 return None
             keys = (
                 recent_k[first - base : last - base + 1],
                 recent_v[first - base : last - base + 1],
             )
         elif span <= c * width:
-            keys = self._keys(torch.arange(first, last + 1), x)
+            keys = self._keys(torch.arange(first, last + 1, device=self.device), x)
         step = max(1, (1 << 21) // (width * x.shape[-1]))
         for s in range(0, c, step):
             e = min(c, s + step)
-            idx = wlo[:, s:e].long()[..., None] + torch.arange(width)  # 1-based [1, e-s, W]
+            span_w = torch.arange(width, device=self.device)
+            idx = wlo[:, s:e].long()[..., None] + span_w  # 1-based [1, e-s, W]
             valid = idx <= whi[:, s:e].long()[..., None]
             if keys is None:
                 kq, vq = self._keys(idx.clamp(1, self.n).flatten(), x)
@@ -257,7 +274,7 @@ def _polynomials(
         f = parse_feature(name)
         polys += [f.polynomial(n) if f.dim == 1 else None] * f.dim
     used = (feat_key.abs().sum(1) > 0).nonzero().flatten().tolist()
-    colmax = torch.zeros(len(polys), dtype=torch.float64)
+    colmax = torch.zeros(len(polys), dtype=torch.float64, device="cpu")  # host tables
     if any(polys[f] is None for f in used):
         return None, colmax
     for f in used:
@@ -267,7 +284,9 @@ def _polynomials(
             vertex = -c1 / (2 * c2)
             cands += [min(max(math.floor(vertex) + d, 1.0), float(n)) for d in (0, 1)]
         colmax[f] = max(abs(c0 + c1 * i + c2 * i * i) for i in cands)
-    coef = torch.tensor([p or (0.0, 0.0, 0.0) for p in polys], dtype=torch.float64).reshape(-1, 3)
+    coef = torch.tensor(
+        [p or (0.0, 0.0, 0.0) for p in polys], dtype=torch.float64, device="cpu"
+    ).reshape(-1, 3)
     return coef, colmax
 
 
@@ -279,9 +298,9 @@ class ClassStream(HeadStream):
 
     def __init__(self, head: Head, n: int, dk: int, dv: int, dtype: torch.dtype) -> None:
         super().__init__(head, n)
-        self.kappa = torch.zeros(0, dk, dtype=dtype)
-        self.counts = torch.zeros(0, dtype=dtype)
-        self.sums = torch.zeros(0, dv, dtype=dtype)
+        self.kappa = torch.zeros(0, dk, dtype=dtype, device=self.device)
+        self.counts = torch.zeros(0, dtype=dtype, device=self.device)
+        self.sums = torch.zeros(0, dv, dtype=dtype, device=self.device)
 
     def _classes(self, keys: torch.Tensor) -> torch.Tensor | None:
         """Each key's class (new classes appended), or None past ``FEW_CLASSES``."""
@@ -289,16 +308,17 @@ class ClassStream(HeadStream):
         same = (u[:, None, :] == self.kappa[None]).all(-1)  # [U, C]
         new = ~same.any(1)
         if len(self.kappa) + int(new.sum()) > FEW_CLASSES:
+            self.reason = f"more than {FEW_CLASSES} distinct keys"
             return None
         c0 = len(self.kappa)
         self.kappa = torch.cat([self.kappa, u[new]])
         grow = int(new.sum())
         self.counts = torch.cat([self.counts, self.counts.new_zeros(grow)])
         self.sums = torch.cat([self.sums, self.sums.new_zeros(grow, self.sums.shape[1])])
-        ids = torch.empty(len(u), dtype=torch.long)
+        ids = torch.empty(len(u), dtype=torch.long, device=self.device)
         if c0:
             ids[~new] = same[~new].to(torch.long).argmax(1)
-        ids[new] = torch.arange(c0, c0 + grow)
+        ids[new] = torch.arange(c0, c0 + grow, device=self.device)
         return ids[inv]
 
     def step(self, pos0, x, q, k, v):
@@ -366,11 +386,14 @@ class Stream:
                 alive.append(cand)
                 out = mixed if out is None else out
         if out is None:
-            tried = ", ".join(c.path for c in cands)
+            tried = "; ".join(f"{c.path}: {c.reason}" if c.reason else c.path for c in cands)
+            hint = ""
+            if self.model.dtype != torch.float64:
+                hint = f" (in {str(self.model.dtype)[6:]}: try --dtype float64)"
             raise HardsoftError(
-                f"head {name} fits none of the streamed paths ({tried}) at positions "
-                f"{self.pos + 1}..{self.pos + a_in.shape[1]}: it needs the dense path, which "
-                "cannot stream"
+                f"head {name} fits none of the streamed paths at positions "
+                f"{self.pos + 1}..{self.pos + a_in.shape[1]} ({tried}): it needs the dense "
+                f"path, which cannot stream{hint}"
             )
         self.heads[name] = alive
         return head.result(out)
@@ -507,31 +530,59 @@ def check_stream(
     }
 
 
-class NpyWriter:
-    """A ``.npy`` file of shape ``[n, d]`` written row block by row block (the header first),
-    atomically: it appears at ``path`` only when every row is in (:meth:`close`)."""
+class _PartFile:
+    """A file written block by block under a temporary name beside ``path``, renamed onto it
+    only when complete (:meth:`close` with ``ok``): an error leaves nothing behind."""
 
-    def __init__(self, path: Path, n: int, d: int, dtype: torch.dtype) -> None:
+    def __init__(self, path: Path) -> None:
         from hardsoft.validate import output_file
 
         self.path = output_file(path, "-o")
         self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
-        self.dtype = np.dtype(str(dtype).removeprefix("torch."))
-        self.n, self.rows = n, 0
+        self.rows = 0
         try:
             self.f = open(self.tmp, "wb")
         except OSError as exc:
             raise HardsoftError(f"cannot write {str(path)!r}: {exc.strerror}") from None
-        header = {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False}
-        np.lib.format.write_array_header_1_0(self.f, header | {"shape": (n, d)})
 
-    def write(self, rows: torch.Tensor) -> None:
-        self.f.write(rows.detach().cpu().numpy().astype(self.dtype, copy=False).tobytes())
-        self.rows += rows.shape[0]
+    def complete(self) -> bool:
+        return True
 
     def close(self, ok: bool) -> None:
         self.f.close()
-        if ok and self.rows == self.n:
+        if ok and self.complete():
             os.replace(self.tmp, self.path)
         else:
             self.tmp.unlink(missing_ok=True)
+
+
+class NpyWriter(_PartFile):
+    """A ``.npy`` file of shape ``[n, d]`` written row block by row block (the header first),
+    atomically: it appears at ``path`` only when every row is in (:meth:`close`)."""
+
+    def __init__(self, path: Path, n: int, d: int, dtype: torch.dtype) -> None:
+        super().__init__(path)
+        self.dtype = np.dtype(str(dtype).removeprefix("torch."))
+        self.n = n
+        header = {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False}
+        np.lib.format.write_array_header_1_0(self.f, header | {"shape": (n, d)})
+
+    def write(self, rows: torch.Tensor, start: int = 0) -> None:
+        self.f.write(rows.detach().cpu().numpy().astype(self.dtype, copy=False).tobytes())
+        self.rows += rows.shape[0]
+
+    def complete(self) -> bool:
+        return self.rows == self.n
+
+
+class JsonlWriter(_PartFile):
+    """JSON Lines, one line per position (``lines(start, rows)`` formats a block), written
+    atomically like :class:`NpyWriter`."""
+
+    def __init__(self, path: Path, lines: Any) -> None:
+        super().__init__(path)
+        self.lines = lines
+
+    def write(self, rows: torch.Tensor, start: int) -> None:
+        self.f.write(self.lines(start, rows).encode())
+        self.rows += rows.shape[0]

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 
-# Before torch allocates anything: back large tensors by transparent huge pages where the
-# kernel offers them on request (see hardsoft.runtime; 4-6x faster fresh allocations at
-# n = 10^6 on the reference machine). An explicit setting in the environment wins.
-os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+from hardsoft.runtime import prepare_environment
+
+# Before torch loads: transparent huge pages for large tensors (4-6x faster fresh allocations
+# at n = 10^6) and OpenMP threads that sleep at a barrier rather than spin against other jobs
+# (hardsoft.runtime). An explicit setting in the environment wins.
+prepare_environment()
 
 import importlib  # noqa: E402
+import re  # noqa: E402
 import sys  # noqa: E402
 from typing import NoReturn  # noqa: E402
 
@@ -46,6 +49,7 @@ _COMMAND_MODULES = (
     "atlas_cmds",
     "inspect_cmds",
     "decompile_cmds",
+    "source_cmds",
 )
 
 
@@ -98,6 +102,36 @@ def _out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and "can't allocate memory" in str(exc)
 
 
+_SIZE = re.compile(
+    r"(?:allocate|Tried to allocate)\s+([0-9.]+)\s*(B|KiB|MiB|GiB|TiB|PiB|bytes)", re.IGNORECASE
+)
+_UNITS = {"b": 1, "bytes": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "pib": 2**50}
+
+
+def _oom_message(exc: BaseException) -> str:
+    """One line for an allocation that failed: the size asked for (numpy, torch and CUDA name
+    it in their messages) and what this machine has available."""
+    from hardsoft import memory
+
+    text = " ".join(str(exc).split())
+    found = _SIZE.search(text)
+    asked = ""
+    if found:
+        nbytes = float(found.group(1)) * _UNITS[found.group(2).lower()]
+        asked = f": one step needed {memory.fmt_bytes(nbytes)}"
+    device = "cuda" if "CUDA" in text else "cpu"
+    try:
+        available = memory.available_bytes(device)
+    except HardsoftError:
+        available = None
+    has = "" if available is None else f"; {memory.fmt_bytes(available)} is available"
+    where = " on the GPU" if device == "cuda" else ""
+    return (
+        f"out of memory{where}{asked}{has} (smaller lengths, counts or batches fit; "
+        "HARDSOFT_MAX_MEMORY caps what hardsoft plans to use)"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Exit codes (docs/errors.md): 0 success, 1 a negative result, 2 a usage
     error (one line ``error: ...``), 3 an internal error, 130 interrupted."""
@@ -123,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
         if os.environ.get("HARDSOFT_DEBUG"):
             raise  # also what the memory estimates missed: the tests want to see it
         if _out_of_memory(exc):
-            _fail("out of memory: the request is larger than this machine can hold", EXIT_USAGE)
+            _fail(_oom_message(exc), EXIT_USAGE)
         _fail(
             f"internal error, please report it: {type(exc).__name__}: "
             f"{' '.join(str(exc).split())[:300]} (HARDSOFT_DEBUG=1 shows the traceback)",

@@ -15,6 +15,16 @@ from hardsoft.cli.common import (
     path_argument,
     print_json,
 )
+from hardsoft.errors import HardsoftError
+from hardsoft.model.spec import _Option
+
+
+class DecompileAs(_Option):
+    """The notation ``decompile`` writes (``--as``)."""
+
+    LTL = "ltl"
+    BRASP = "brasp"
+    CRASP = "crasp"
 
 
 @app.command("decompile")
@@ -39,6 +49,13 @@ def decompile_cmd(
     harden: bool = typer.Option(
         False, "--harden", help="Harden softmax heads first (leftmost); describes that model."
     ),
+    notation: str = typer.Option(
+        "ltl",
+        "--as",
+        help="ltl: hardsoft's logic (default); brasp: a B-RASP program (program run and the "
+        "b-rasp.github.io simulator read it; unique-hard models without counting); crasp: a "
+        "C-RASP program, where the formulas lie in C-RASP. -o writes the program file.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Decompile a hard-attention transformer into one formula per output, exact at every length.
@@ -50,18 +67,29 @@ def decompile_cmd(
     are polynomials in i, n and counts #<[phi], #>[phi], and feed-forward signs and readout
     thresholds that are linear count comparisons (LTL[C,+], Yang, Strobl, Chiang & Angluin,
     TACL 2026). The formulas (hardsoft's logic syntax: `hardsoft eval`, `compile`,
-    `check --formula` read them) are then checked against the model on every word up to
-    --verify-n and on random words. Softmax heads (without --harden), layer norm on counting
-    models and non-linear count comparisons are refused with one line. On a terminal, without
-    --json, stderr shows the stage (block, writing, checking). Exit code 1 when the check
-    finds the model disagreeing with the formulas (its own rounding decides a tie or a
-    comparison differently; the output says so). See docs/decompile.md."""
+    `check --formula` read them; `--as brasp` writes them as a B-RASP program instead) are
+    then checked against the model on every word up to --verify-n and on random words.
+    Softmax heads (without --harden), layer norm on counting models and non-linear count
+    comparisons are refused with one line. On a terminal, without --json, stderr shows the
+    stage (block, writing, checking). Exit code 1 when the check finds the model disagreeing
+    with the formulas (its own rounding decides a tie or a comparison differently; the output
+    says so). See docs/decompile.md."""
     from hardsoft.decompile import decompile
     from hardsoft.logic.syntax import to_text
     from hardsoft.model import load_model
     from hardsoft.model.io import atomic_write
 
+    written_as = DecompileAs.parse(notation, "--as notation")
     model = load_model(model_path)
+    if written_as is DecompileAs.BRASP:
+        _require_unique_hard(model)
+    if random_words:  # a word of up to --random-max-n symbols, and the model run on it
+        from hardsoft import memory
+
+        need = 64 * random_max_n + memory.forward_bytes(
+            model.spec, 1, random_max_n, model.W_E.element_size()
+        )
+        memory.require(need, f"verifying on random words of length up to {random_max_n:,}")
     status = err_console.status("decompiling", spinner="dots")
     show = err_console.is_terminal and not as_json
     if show:
@@ -80,19 +108,69 @@ def decompile_cmd(
         if show:
             status.stop()
     info = result.to_dict()
+    program = None
+    if written_as is DecompileAs.CRASP:
+        program = _as_crasp(model, result, model_path)
+        info["notation"], info["program"] = "crasp", program
+    elif written_as is DecompileAs.BRASP:
+        from hardsoft.programs.brasp.from_ltl import decompiled_program
+
+        program = decompiled_program(result.outputs, model.spec.alphabet)
+        info["notation"] = "brasp"
+        info["program"] = program
     if out is not None:
         if out.suffix == ".json":
             text = json.dumps(info, indent=2) + "\n"
+        elif program is not None:
+            text = program
         else:
             text = "".join(to_text(f) + "\n" for f in result.formulas)
         atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
         info["path"] = str(out)
     if as_json:
         print_json(info)
+    elif program is not None and out is None:
+        print(program, end="")  # the program alone on stdout (redirect it to a file)
+        v = info["verified"]
+        agree = v["positions"] - v["mismatches"]
+        title = "B-RASP" if written_as is DecompileAs.BRASP else "C-RASP"
+        err_console.print(
+            f"decompiled to {title}; the formulas agree with the model at {agree:,} of "
+            f"{v['positions']:,} checked positions",
+            markup=False,
+        )
     else:
         _print(info, result.hardened)
     if result.agrees is False:  # the check against the model failed: not a success
         raise typer.Exit(1)
+
+
+def _as_crasp(model, result, model_path: Path) -> str:
+    """The decompiled formulas as a C-RASP program (one-line refusal naming the output and
+    the operator where a formula is not in C-RASP)."""
+    from hardsoft.model.readout import output_names
+    from hardsoft.programs.crasp.emit import to_crasp
+
+    names = list(output_names(model))
+    outputs = list(zip(names, result.formulas))
+    header = f"decompiled by hardsoft from {model_path.name}"
+    return to_crasp(outputs, model.spec.alphabet, header=header)
+
+
+def _require_unique_hard(model) -> None:
+    """``--as brasp`` is for models whose formulas need no counting: refused at once (one
+    line) for average-hard heads and position features with unboundedly many values."""
+    from hardsoft.model.features import parse_feature
+    from hardsoft.model.spec import Weighting
+
+    heads = [h for layer in model.spec.layers for h in layer.heads]
+    unbounded = [f for f in model.spec.position_features if parse_feature(f).cases is None]
+    if any(h.weighting is Weighting.AVERAGE for h in heads) or unbounded:
+        what = f"position feature {unbounded[0]!r}" if unbounded else "average-hard heads"
+        raise HardsoftError(
+            f"--as brasp: the model's {what} make its formulas count, which B-RASP cannot "
+            "express; decompile it to formulas (--as ltl)"
+        )
 
 
 def _print(info: dict, hardened: bool) -> None:

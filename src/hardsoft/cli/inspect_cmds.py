@@ -13,7 +13,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from hardsoft import validate
+from hardsoft import memory, validate
 from hardsoft.cli import app
 from hardsoft.cli.common import (
     console,
@@ -117,6 +117,10 @@ def agree_cmd(
     a, b = load_model(a_path), load_model(b_path)
     check_same_alphabet(a, b)
     ns = parse_lengths(lengths, lo=1)
+    for n in ns:  # the words and one forward pass per model, before anything is drawn
+        for m in (a, b):
+            need = count * n * 64 + memory.forward_bytes(m.spec, 1, n, m.W_E.element_size())
+            memory.require(need, f"comparing the models on {count} words of length {n:,}")
     source = _source(language, random_words, a)
     rows = []
     progress = Progress(

@@ -21,6 +21,7 @@ from hardsoft.cli.common import (
     seed_option,
 )
 from hardsoft.errors import HardsoftError
+from hardsoft.learn.train import MAX_STEPS
 
 
 @app.command("train")
@@ -45,7 +46,9 @@ def train_cmd(
     val_max_n: int = int_option(
         80, "--val-max-n", lo=1, help="Recognizer: validate on lengths min-n..this."
     ),
-    steps: int = int_option(2000, "--steps", lo=0),
+    steps: int = int_option(
+        2000, "--steps", lo=0, hi=MAX_STEPS, help=f"Training steps (at most {MAX_STEPS:,})."
+    ),
     batch_size: int = int_option(32, "--batch-size", lo=1),
     lr: float = float_option(3e-3, "--lr", lo=0.0, lo_open=True, help="Learning rate (> 0)."),
     weight_decay: float = float_option(0.01, "--weight-decay", lo=0.0),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import typer
 
@@ -58,6 +59,8 @@ def check_symbols(words: list[tuple[str, str]], alphabet: tuple[str, ...]) -> No
     (its line in the input file) and the position."""
     allowed = set(alphabet)
     for w, where in words:
+        if set(w) <= allowed:  # one pass in C; the loop below only finds the position
+            continue
         for i, a in enumerate(w):
             if a not in allowed:
                 raise HardsoftError(
@@ -108,11 +111,75 @@ def _print_result(r: dict) -> None:
 
 def _check_run_options(stream: bool, trace: bool, plot: Path | None, out: Path | None) -> None:
     """Options that only one mode of ``run`` reads are refused in the other, rather than
-    silently ignored (a user asking for a trace or a file must get it or be told)."""
+    silently ignored (a user asking for a trace or a file must get it or be told); ``-o``
+    writes what its suffix says, and nothing under a name that says something else."""
     if stream and (trace or plot is not None):
         raise HardsoftError("--trace and --plot do not apply with --stream (use --input)")
-    if not stream and out is not None:
-        raise HardsoftError("-o/--out writes the .npy file of --stream; add --stream")
+    if out is None:
+        return
+    suffix = out.suffix.lower()
+    if stream and suffix not in (".npy", ".jsonl"):
+        raise HardsoftError(
+            f"-o {str(out)!r}: with --stream, -o writes a .npy array or .jsonl JSON Lines; "
+            "name the file so"
+        )
+    if not stream and suffix != ".npy":
+        raise HardsoftError(f"-o {str(out)!r}: run -o writes a .npy array; name the file .npy")
+    if trace or plot is not None:
+        raise HardsoftError("--trace and --plot print per input; -o writes only the outputs")
+    validate.output_file(out, "-o")  # before the run, not after it
+
+
+def _write_outputs(path: Path, outputs: list[np.ndarray]) -> tuple[int, ...]:
+    """The per-position outputs as one ``.npy`` array, atomically: ``[n, d_out]`` for one
+    input, ``[B, n, d_out]`` for several inputs of one length; returns the shape."""
+    from hardsoft.model.io import atomic_write
+
+    if len({len(o) for o in outputs}) > 1:
+        raise HardsoftError(
+            "-o writes one array: give inputs of one length (or one input), or use --json"
+        )
+    arr = outputs[0] if len(outputs) == 1 else np.stack(outputs)
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            np.save(f, arr)
+
+    atomic_write(path, write, "-o")
+    return tuple(arr.shape)
+
+
+def _slow_head_reporter(model: Any) -> Any:
+    """Say on stderr, once per head, why a head of a long input runs the all-pairs path, and
+    how far it got every 10 s (a float32 run at n = 10⁶ once ran 21 min in silence)."""
+    import time
+
+    from hardsoft.cli.common import err_console
+    from hardsoft.model.fastpath import head_names
+
+    names = head_names(model)
+    told: set[int] = set()
+    last = [time.monotonic()]
+
+    def report(head: Any, why: str, done: int, n: int) -> None:
+        if n < SLOW_NOTE_N:
+            return
+        if id(head) not in told:
+            told.add(id(head))
+            err_console.print(
+                f"note: head {names.get(id(head), '?')} runs the all-pairs (chunked) path, "
+                f"time O(n^2) at n = {n:,}: no fast path applies ({why})",
+                soft_wrap=True,
+            )
+        if time.monotonic() - last[0] >= 10 or done == n:
+            last[0] = time.monotonic()
+            err_console.print(f"  {names.get(id(head), '?')}: {done:,}/{n:,} query positions")
+
+    return report
+
+
+SLOW_NOTE_N = 8192
+"""From this length on, a head on the all-pairs path is reported (time O(n²))."""
 
 
 @app.command("run")
@@ -139,7 +206,13 @@ def run_cmd(
         False, "--stream", help="Read one long input from --input-file in chunks (docs/model.md)."
     ),
     stream_chunk: int = typer.Option(1 << 16, "--chunk", help="Positions per chunk with --stream."),
-    npy_out: Path = typer.Option(None, "-o", "--out", help="With --stream: write a .npy file."),
+    npy_out: Path = typer.Option(
+        None,
+        "-o",
+        "--out",
+        help="Write the per-position outputs to OUT.npy (one input, or inputs of one length: "
+        "[n, d_out] or [B, n, d_out]); with --stream also OUT.jsonl (JSON Lines).",
+    ),
     dtype: str = dtype_option(),
 ) -> None:
     """Run MODEL on each input: every output at every position, and acceptance (the model's
@@ -154,16 +227,30 @@ def run_cmd(
     attention path each head took — heads with structure run a fast path with the same outputs
     (docs/model.md, "Fast paths"); `--dense` runs the dense reference in every head.
 
+    `-o OUT.npy`: the outputs as a numpy array instead of printed (no text to format or parse);
+    the summary (`--json`: `{"inputs": [{"n", "accept"}], "output", "shape", ...}`) is printed.
+
+    A compiled model run past its certificate's float limit for the dtype (`float_limits`,
+    e.g. n <= 547 for compiled PARITY in float32) warns on stderr (after the run; with
+    `--stream`, after the first chunk); `--json` has `precision`
+    (`dtype`, `certified_max_n`, `beyond_limit`, `warning`). A head of a long input that no
+    fast path fits says so on stderr, with why and its progress.
+
     `--stream`: one input of any length, read from --input-file in chunks of --chunk positions
     (n is the file's size without a trailing newline), memory O(chunk) for causal models:
-    JSON Lines `{"position", "outputs"}` then `{"summary"}` on stdout, or `-o OUT.npy`.
+    JSON Lines `{"position", "outputs"}` then `{"summary"}` on stdout, or `-o OUT.npy` /
+    `-o OUT.jsonl`.
 
 
     `--trace` adds, per input, each head's attention (`attention`: per head the most attended
     position of every position, 1-based, and its weight); `--plot FILE.png` draws it as a heat
     map per head (FILE-2.png ... for further inputs)."""
+    import time
+
     from hardsoft.check import is_symbol_valued
-    from hardsoft.model.fastpath import fast_paths, head_paths
+    from hardsoft.cli.common import err_console
+    from hardsoft.model.fastpath import fast_paths, head_paths, report_slow_heads
+    from hardsoft.model.precision import precision_report
     from hardsoft.model.readout import output_names
 
     _check_run_options(stream, trace, plot, npy_out)
@@ -175,31 +262,66 @@ def run_cmd(
     words = [w for w, _ in sourced]
     names = list(output_names(model))
     chunk = chunk_arg(chunk_size)
+    precision = precision_report(model.meta, model.dtype, max(len(w) for w in words))
     outputs: list = [None] * len(words)
     paths: dict[str, dict[str, str]] = {}
-    with fast_paths("off" if dense else "auto"):
+    started = time.perf_counter()
+    with fast_paths("off" if dense else "auto"), report_slow_heads(_slow_head_reporter(model)):
         for n in sorted({len(w) for w in words}):
             idx = [i for i, w in enumerate(words) if len(w) == n]
             for i, out in zip(idx, model.run_words([words[i] for i in idx], chunk_size=chunk)):
                 outputs[i] = out
             paths[str(n)] = head_paths(model)
+    seconds = round(time.perf_counter() - started, 3)
+    if precision["warning"]:  # after the run: a refused request stays one line
+        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
     readout = acceptance_of(model)
+    accepts = [bool(readout.accept(torch.as_tensor(o[-1], device="cpu"))) for o in outputs]
+    if npy_out is not None:
+        shape = _write_outputs(npy_out, outputs)
+        summary = {
+            "inputs": [{"n": len(w), "accept": a} for w, a in zip(words, accepts)],
+            "output_names": names,
+            "output": str(npy_out),
+            "shape": list(shape),
+            "dtype": str(outputs[0].dtype),
+            "seconds": seconds,
+            "attention_paths": paths,
+            "precision": precision,
+        }
+        if as_json:
+            print_json(summary)
+        else:
+            console.print(
+                f"wrote {npy_out}: shape {tuple(shape)} ({', '.join(names)}), "
+                f"{outputs[0].dtype}, in {seconds} s; accept=" + ",".join(str(a) for a in accepts),
+                markup=False,
+                soft_wrap=True,
+            )
+        return
     results: list[dict[str, Any]] = []
-    for w, out in zip(words, outputs):
-        values = [[float(v) for v in row] for row in out]
-        accept = bool(readout.accept(torch.as_tensor(out[-1])))
-        results.append({"input": w, "output_names": names, "outputs": values, "accept": accept})
+    from hardsoft.cli.source_cmds import decoded
+
+    for w, out, accept in zip(words, outputs, accepts):
+        results.append({"input": w, "output_names": names, "outputs": out, "accept": accept})
         if is_symbol_valued(names, model.spec.alphabet):
             results[-1]["symbols"] = symbols_read(out, names)
+        values_read = decoded(model, out)  # a compiled program: its outputs read as values
+        if values_read is not None:
+            results[-1]["decoded"] = values_read
     if trace or plot is not None:
         from hardsoft.cli.inspect_cmds import add_trace
 
         add_trace(model, results, trace, plot, as_json)
     if as_json:
-        print_json({"results": results, "attention_paths": paths})
+        print_json({"results": results, "attention_paths": paths, "precision": precision})
         return
     for r in results:
         _print_result(r)
+        if "decoded" in r:
+            from hardsoft.cli.source_cmds import print_decoded
+
+            print_decoded(model, r["decoded"])
         if trace:
             from hardsoft.model.inspect import format_summary
 

@@ -17,6 +17,8 @@ from hardsoft.cli.common import console, expand_named, formula_options, print_js
 from hardsoft.errors import HardsoftError
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
+PROGRESS_EVERY = 10.0
+"""Seconds between progress lines (stderr) of a streamed run that writes a file."""
 
 
 def dtype_option() -> Any:
@@ -56,27 +58,45 @@ def run_streamed(
     as_json: bool,
 ) -> None:
     """``hardsoft run --stream``: outputs per position as JSON Lines on stdout (then a
-    ``{"summary": ...}`` line), or into the ``.npy`` file ``out`` with a summary printed."""
+    ``{"summary": ...}`` line), or into ``out`` (``.npy``, or ``.jsonl``: the same lines) with
+    a summary printed. Past the model's certified float limit it warns first (stderr); on a
+    long input it shows its progress (stderr, every 10 s)."""
+    from hardsoft.cli.common import err_console
+    from hardsoft.model.precision import precision_report
     from hardsoft.model.readout import acceptance_of
-    from hardsoft.stream import NpyWriter, Stream, read_chunks
+    from hardsoft.stream import JsonlWriter, NpyWriter, Stream, read_chunks
 
     if inputs or input_file is None:
         raise HardsoftError("--stream reads one input from --input-file (not --input)")
     if chunk < 1:
         raise HardsoftError(f"--chunk must be >= 1, not {chunk}")
     n, chunks = read_chunks(input_file, model.spec.alphabet, chunk)
+    precision = precision_report(model.meta, model.dtype, n)
     stream = Stream(model, n)
-    writer = None if out is None else NpyWriter(out, n, model.spec.d_out, model.dtype)
+    writer: Any = None
+    if out is not None and out.suffix.lower() == ".jsonl":
+        writer = JsonlWriter(out, _jsonl)
+    elif out is not None:
+        writer = NpyWriter(out, n, model.spec.d_out, model.dtype)
     started, last, ok = time.perf_counter(), None, False
+    shown = started
     try:
         for ids in chunks:
             start = stream.pos
             rows = stream.feed(torch.from_numpy(ids))
             if writer is not None:
-                writer.write(rows)
+                writer.write(rows, start)
             else:
                 sys.stdout.write(_jsonl(start, rows))
+            if last is None and precision["warning"]:  # once the first chunk streamed
+                err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
             last = rows[-1]
+            if out is not None and time.perf_counter() - shown >= PROGRESS_EVERY:
+                shown = time.perf_counter()
+                err_console.print(
+                    f"  {stream.pos:,}/{n:,} positions ({100 * stream.pos / n:.0f} %), "
+                    f"{shown - started:.0f} s"
+                )
         ok = True
     finally:
         if writer is not None:
@@ -90,6 +110,7 @@ def run_streamed(
         "dtype": str(model.dtype).removeprefix("torch."),
         "seconds": round(time.perf_counter() - started, 3),
         "output": None if out is None else str(out),
+        "precision": precision,
     }
     if out is None:
         sys.stdout.write(json.dumps({"summary": summary}) + "\n")
@@ -117,8 +138,10 @@ def check_streamed(
 ) -> None:
     """``hardsoft check --stream``: the model and a past-only formula streamed side by side
     over one input file (:func:`hardsoft.stream.check_stream`); exit 1 on a mismatch."""
+    from hardsoft.cli.common import err_console
     from hardsoft.logic import parse
-    from hardsoft.stream import check_stream
+    from hardsoft.model.precision import precision_report
+    from hardsoft.stream import check_stream, file_length
 
     if not stream:
         raise HardsoftError("check reads --input-file only with --stream")
@@ -130,7 +153,11 @@ def check_streamed(
     if not isinstance(given, str):
         raise HardsoftError("--stream checks one formula against the model's readout")
     formula = parse(given, alphabet=model.spec.alphabet)
+    precision = precision_report(model.meta, model.dtype, file_length(input_file))
     report = check_stream(model, formula, input_file, chunk)
+    report["precision"] = precision
+    if precision["warning"]:  # after the run: a refused request stays one line
+        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
     report["reference"] = {"formula": given}
     report["model"] = str(model_path)
     if as_json:

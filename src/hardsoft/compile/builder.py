@@ -31,6 +31,7 @@ from typing import Any
 from hardsoft.compile import bounds as B
 from hardsoft.compile.ir import (
     TRUE,
+    Attention,
     BAnd,
     BAtom,
     BConst,
@@ -39,7 +40,9 @@ from hardsoft.compile.ir import (
     BMod,
     BNode,
     BNot,
+    BSelect,
     BShift,
+    BSum,
     Count,
     Lin,
     mk_geq,
@@ -55,6 +58,10 @@ MAX_AND_EPS = 0.4
 
 PARITY_SLACK = 0.3
 """The parity ramps read ``x`` between ``2 + 0.3`` and ``3 − 0.3`` (valid for ε <= 0.15)."""
+
+SELECT_SLACK = 0.3
+"""A selection's ramp reads ``gate + read`` between ``1 + 0.3`` and ``2 − 0.3`` (valid for
+reads within ε <= 0.3 of their exact value)."""
 
 
 @dataclass(frozen=True)
@@ -470,6 +477,58 @@ class Builder:
             parts.append(Part(x, 2.0 + PARITY_SLACK, 3.0 - PARITY_SLACK, 3.0))
         return self.pending(parts, layer, "prev" if node.direction == "past" else "next")
 
+    # ---- B-RASP attention: unique-hard selection with query classes (compile/select.py)
+    def _sum(self, node: BSum) -> Value:
+        """A sum of mutually exclusive Booleans: the sum of their forms, or, when all are
+        pending in the same feed-forward, one pending value with all their ramps."""
+        vs = [self.value(a) for a in node.args]
+        pending = all(v.parts is not None and not v.negated for v in vs)
+        if pending and len({v.layer for v in vs}) == 1:
+            parts = [part for v in vs for part in (v.parts or [])]
+            return self.pending(parts, vs[0].layer, "sum")
+        return Value(lin_form(*((v.form, 1.0) for v in vs)), max(v.ready for v in vs))
+
+    def _select(self, node: BSelect) -> Value:
+        """``gate_k(i) ∧ column(j*)``: a ramp of ``gate + read`` in the head's feed-forward
+        (the read is 0 where class k has no witness; where i is in another class the gate is
+        0 and ``gate + read <= 1``)."""
+        layer, reads = self._attention(node.att)
+        gate = self.value(node.att.gates[node.k])
+        x = lin_form((gate.form, 1.0), ({reads[(node.k, node.column)]: 1.0}, 1.0))
+        part = Part(x, 1.0 + SELECT_SLACK, 2.0 - SELECT_SLACK, 2.0)
+        return self.pending([part], layer, "select")
+
+    def _attention(self, att: Attention) -> tuple[int, dict[tuple[int, int], str]]:
+        """The head(s) of one attention operation: one head with the gates as query when
+        the target can multiply them into the score (``gated_queries``), else one head per
+        class. Returns the layer and the coordinate holding each ``(class, column)`` read."""
+        key = ("attention", att)
+        if key in self.cache:
+            return self.cache[key]
+        needed = [*att.gates, *att.keys, *att.columns]
+        layer = att_layer(max(self.value(x).ready for x in needed))
+        groups = [list(range(len(att.gates)))]
+        if len(att.gates) > 1 and not self.gadgets.gated_queries:
+            groups = [[k] for k in range(len(att.gates))]
+        leftmost = att.tie.value == "leftmost"
+        gadget = "select-leftmost" if leftmost else "select-rightmost"
+        reads: dict[tuple[int, int], str] = {}
+        for group in groups:
+            gates = [self.value(att.gates[k]).form for k in group]
+            keys = [self.value(att.keys[k]).form for k in group]
+            plan = self.gadgets.select(self.feat, gates, keys, leftmost, att.mask)
+            plan.params["classes"] = len(group)
+            output: dict[str, LinearForm] = {}
+            for c in sorted({c for k, c in att.reads if k in group}):
+                tmp = self.new("select_att")
+                output[tmp] = dict(self.value(att.columns[c]).form)
+                for k in group:
+                    reads[(k, c)] = tmp
+            self.add_head(layer, att.mask, plan, output, gadget, "select")
+            self.head_info[-1]["implements"] = att.label
+        self.cache[key] = (layer, reads)
+        return self.cache[key]
+
     # ---- counting
     def count_fraction(self, count: Count) -> Value:
         """``C/N``: the count divided by the number of positions it ranges over (``i`` for
@@ -667,5 +726,7 @@ EMIT: dict[type, Callable[[Builder, Any], Value]] = {
     BShift: Builder._shift,
     BGeq: Builder._geq,
     BMod: Builder._mod,
+    BSum: Builder._sum,
+    BSelect: Builder._select,
 }
 """One gadget per IR node class (the operator-coverage test checks it is complete)."""

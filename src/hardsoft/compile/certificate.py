@@ -123,15 +123,6 @@ def build_certificate(
     """Assemble the certificate dict (see the module docstring). ``outputs`` lists
     ``(name, formula, linear form of the residual read by W_U)`` per output coordinate (name
     ``""`` when the model has one unnamed output)."""
-    heads = []
-    for info in sorted(head_info, key=lambda h: (h["layer"], h["head"])):
-        entry = {k: v for k, v in info.items() if not k.startswith("_")}
-        entry["tau_at_n"] = eval_tau(info["tau"], n) if info.get("tau") else None
-        entry["error_bound_at_n"] = info["_bound"].at(n)
-        heads.append(entry)
-    taus = sorted({h["tau"] for h in heads if h.get("tau")})
-    soft = [h for h in heads if h["weighting"] == "softmax"]
-    max_bound = max((h["error_bound"] for h in soft), default=0.0)
     formulas = [f for _, f, _ in outputs]
     whole = formulas[0]
     for f in formulas[1:]:
@@ -158,6 +149,44 @@ def build_certificate(
         "masks_mode": str(masks),
         "causal": causal,
         "fragment": fragment(whole).name,
+        **model_certificate(
+            model=model,
+            target=target,
+            masks=masks,
+            head_info=head_info,
+            features=features,
+            n=n,
+            ir_size=ir_size,
+        ),
+        "formula_size": sum(size(f) for f in formulas),
+        "readout": dict(outputs[0][2]),
+        "compile_seconds": round(seconds, 4),
+    }
+
+
+def model_certificate(
+    *,
+    model: Transformer,
+    target: Target,
+    masks: MaskMode,
+    head_info: list[dict],
+    features: list[str],
+    n: int,
+    ir_size: int,
+) -> dict[str, Any]:
+    """The part of a certificate that is about the model, whatever its source (a formula or
+    a program): masks, constructions, features, τ(n), every head with its bound, float
+    limits and sizes."""
+    heads = []
+    for info in sorted(head_info, key=lambda h: (h["layer"], h["head"])):
+        entry = {k: v for k, v in info.items() if not k.startswith("_")}
+        entry["tau_at_n"] = eval_tau(info["tau"], n) if info.get("tau") else None
+        entry["error_bound_at_n"] = info["_bound"].at(n)
+        heads.append(entry)
+    taus = sorted({h["tau"] for h in heads if h.get("tau")})
+    soft = [h for h in heads if h["weighting"] == "softmax"]
+    max_bound = max((h["error_bound"] for h in soft), default=0.0)
+    return {
         "masks": sorted({h["mask"] for h in heads}),
         "constructions": CONSTRUCTIONS[masks],
         "weightings": sorted({h["weighting"] for h in heads}),
@@ -190,7 +219,4 @@ def build_certificate(
         "parameters": model.parameter_count(),
         "ffn_width_max": max((layer.d_ff for layer in model.spec.layers), default=0),
         "distinct_nodes": ir_size,
-        "formula_size": sum(size(f) for f in formulas),
-        "readout": dict(outputs[0][2]),
-        "compile_seconds": round(seconds, 4),
     }

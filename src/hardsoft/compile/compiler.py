@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hardsoft import validate
 from hardsoft.compile import limits
 from hardsoft.compile.builder import Builder
 from hardsoft.compile.certificate import build_certificate
-from hardsoft.compile.ir import ir_nodes_all, lower_all
+from hardsoft.compile.ir import BNode, ir_nodes_all, lower_all
 from hardsoft.compile.targets import TARGETS, MaskMode, Target
 from hardsoft.craft import CraftLayer, LinearForm, assemble, standard_residual
 from hardsoft.errors import HardsoftError
@@ -35,7 +36,7 @@ from hardsoft.model.features import parse_feature
 from hardsoft.model.spec import validate_output_names
 from hardsoft.model.transformer import Transformer
 
-__all__ = ["TARGETS", "FormulaInput", "compile_formula", "named_outputs"]
+__all__ = ["TARGETS", "Built", "FormulaInput", "build_model", "compile_formula", "named_outputs"]
 
 DEFAULT_MASKS = MaskMode.STRICT
 """The default mask mode (docs/compiler.md says why)."""
@@ -128,18 +129,14 @@ def compile_formula(
     for _, f in outputs:
         _require_float64_exact(f, n)
     roots = lower_all([f for _, f in outputs], alpha, causal, mode is MaskMode.NONSTRICT)
-    nodes = ir_nodes_all(roots)
-    limits.check_ir(nodes)
-    b = Builder(alpha, tgt, mode, causal)
-    b.prepare(nodes)
-    for node in nodes:
-        b.value(node)
-    out_forms = [b.value(root).form for root in roots]
     texts = [to_text(f) for _, f in outputs]
     names = tuple(nm for nm, _ in outputs) if outputs[0][0] else ()
     shown = texts[0] if not names else "; ".join(f"{a}={t}" for a, t in zip(names, texts))
     flags = "".join([f", {tgt}", ", causal" if causal else "", f", {mode}"])[2:]
-    model = _assemble(b, out_forms, names, name or f"compiled[{flags}]: {shown}")
+    built = build_model(
+        roots, alpha, tgt, mode, causal, names, name or f"compiled[{flags}]: {shown}"
+    )
+    b, out_forms, model = built.builder, built.forms, built.model
     model.meta["certificate"] = build_certificate(
         model=model,
         outputs=[(nm, f, form) for (nm, f), form in zip(outputs, out_forms)],
@@ -150,7 +147,7 @@ def compile_formula(
         head_info=b.head_info,
         features=list(b.features),
         n=n,
-        ir_size=len(nodes),
+        ir_size=built.ir_size,
         seconds=time.perf_counter() - started,
     )
     if names:
@@ -160,6 +157,39 @@ def compile_formula(
     model.meta["kind"] = "compiled-formula"
     model.meta["rounded"] = dict(b.rounded)
     return model
+
+
+@dataclass
+class Built:
+    """A model built from IR roots: the model, the builder (its heads' certificate entries,
+    features and rounded coordinates), the linear form each output reads, the IR size."""
+
+    model: Transformer
+    builder: Builder
+    forms: list[LinearForm]
+    ir_size: int
+
+
+def build_model(
+    roots: list[BNode],
+    alphabet: tuple[str, ...],
+    target: Target,
+    masks: MaskMode,
+    causal: bool,
+    names: tuple[str, ...],
+    name: str,
+) -> Built:
+    """IR roots (one per output) → limits checked → gadgets → weights. Every front end (a
+    formula, a program) lowers to the IR and ends here; the certificate is the caller's."""
+    nodes = ir_nodes_all(roots)
+    limits.check_ir(nodes)
+    b = Builder(alphabet, target, masks, causal)
+    b.prepare(nodes)
+    for node in nodes:
+        b.value(node)
+    out_forms = [b.value(root).form for root in roots]
+    model = _assemble(b, out_forms, names, name)
+    return Built(model, b, out_forms, len(nodes))
 
 
 def _assemble(

@@ -16,7 +16,11 @@ repeated subformula (nodes are frozen dataclasses, and the lowering is memoised 
   strict shift with a predicate is lowered to ``Y``/``X`` of the non-strict one, and
   ``E φ`` to ``P̂ φ ∨ F̂ φ`` (non-strict shifts both sides);
 * ``BGeq(term)`` is ``[term >= 0]`` for an integer linear term (every comparison is one or two
-  of these), and ``BMod(m, r, term)`` is ``term mod m = r``.
+  of these), and ``BMod(m, r, term)`` is ``term mod m = r``;
+* ``BSelect`` reads one unique-hard :class:`Attention` (a B-RASP attention operation: any
+  mask, leftmost or rightmost, a score that is any Boolean function of query-side and key-side
+  bits, split into mutually exclusive query classes by :func:`mk_attention`), and ``BSum`` adds
+  Boolean nodes of which at most one holds (a linear form: no layer).
 
 A linear term (:class:`Lin`) is ``Σ c_k · count_k + c_i · i + c_0`` where a count is
 ``('pre', φ)`` (``#<[φ]``) or ``('suf', φ)`` (``#>[φ]``); ``n`` is rewritten as
@@ -35,6 +39,7 @@ from typing import Any, TypeVar
 from hardsoft.errors import HardsoftError
 from hardsoft.logic import syntax as S
 from hardsoft.logic.dag import topological
+from hardsoft.model.spec import Mask, Weighting
 
 
 class Interned:
@@ -176,6 +181,44 @@ class BMod(BNode):
     term: Lin
 
 
+@dataclass(frozen=True, eq=False)
+class BSum(BNode):
+    """The sum of Boolean nodes of which at most one holds at any position: a 0/1 value that
+    is a linear form of theirs. Built only where the exclusivity holds by construction (the
+    query classes of one :class:`Attention`, a value and the default it replaces)."""
+
+    args: tuple[BNode, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Attention(Interned):
+    """One unique-hard attention operation. At position i, class k's witness is the leftmost
+    (``tie`` = leftmost) or rightmost position j allowed by ``mask`` with ``keys[k](j)``; the
+    ``gates`` (query classes) are mutually exclusive, so the score
+    ``Σ_k gates[k](i) · keys[k](j)`` is 0 or 1 and its maximisers are exactly class k's
+    candidates. ``columns`` are key-side values read at the witness; ``reads`` lists the
+    ``(class, column)`` pairs that are read; ``label`` names what it implements (a program
+    statement, shown in the certificate)."""
+
+    mask: Mask
+    tie: Weighting
+    gates: tuple[BNode, ...]
+    keys: tuple[BNode, ...]
+    columns: tuple[BNode, ...]
+    reads: tuple[tuple[int, int], ...]
+    label: str
+
+
+@dataclass(frozen=True, eq=False)
+class BSelect(BNode):
+    """``gates[k](i) ∧ columns[c](j*)`` for the witness j* of class ``k`` of ``att``; false
+    when the gate fails at i or class k has no witness. ``columns[c]`` implies ``keys[k]``."""
+
+    att: Attention
+    k: int
+    column: int
+
+
 TRUE: BNode = node(BConst, True)
 FALSE: BNode = node(BConst, False)
 
@@ -223,6 +266,16 @@ def mk_shift(pred: BNode, val: BNode, direction: str, strict: bool = True) -> BN
     if val == FALSE or pred == FALSE:
         return FALSE
     return node(BShift, pred, val, direction, strict)
+
+
+def mk_sum(*args: BNode) -> BNode:
+    """``BSum`` of mutually exclusive nodes (the caller guarantees it), FALSE ones dropped."""
+    kept = sorted({a for a in args if a != FALSE}, key=lambda x: x.uid)
+    if not kept:
+        return FALSE
+    if len(kept) == 1:
+        return kept[0]
+    return node(BSum, tuple(kept))
 
 
 def mk_strict_shift(pred: BNode, val: BNode, direction: str, nonstrict_masks: bool) -> BNode:
@@ -429,4 +482,9 @@ def ir_children(node: BNode) -> list[BNode]:
         return [node.pred, node.val]
     if isinstance(node, (BGeq, BMod)):
         return [c.arg for c, _ in node.term.counts]
+    if isinstance(node, BSum):
+        return list(node.args)
+    if isinstance(node, BSelect):  # everything the head reads: its layer waits for all
+        att = node.att
+        return [*att.gates, *att.keys, *att.columns]
     return []

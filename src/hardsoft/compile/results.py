@@ -117,6 +117,13 @@ CONSTRUCTIONS: tuple[Construction, ...] = (
         "soft-temperature)",
         "Thm. 20", "Thm. 21", frozenset(), "table lookup, not the paper's two retrievals",
     ),
+    Construction(
+        "select", ("select-leftmost", "select-rightmost"),
+        "B-RASP attention: one head per operation, the program's mask, a 0/1 score "
+        "(exclusive query classes times keys) and a tie-break +-j/(2n)",
+        "Lemma 8", "Lemma 8", frozenset(),
+        "B-RASP attention with query classes and Lemma 8's tie-break",
+    ),
 )  # fmt: skip
 
 NOT_BUILT = {

@@ -105,6 +105,22 @@ class Gadgets:
     target: Target
     uniform: Weighting = Weighting.SOFTMAX
     """The weighting of uniform heads (no query/key): all allowed positions weigh the same."""
+    gated_queries: bool = True
+    """Whether a score may multiply query-side Booleans into the key's (:meth:`select`); if
+    not, the builder gives each query class its own head."""
+
+    def select(
+        self,
+        f: FeatureFn,
+        gates: list[LinearForm],
+        keys: list[LinearForm],
+        leftmost: bool,
+        mask: Mask,
+    ) -> HeadPlan:
+        """Attend, within ``mask``, to the leftmost (rightmost) ``j`` whose score
+        ``Σ_k gates[k](i) keys[k](j)`` is 1 (a 0/1 score: the gates are exclusive); where no
+        ``j`` scores 1, anywhere. Targets without ``gated_queries`` get one gate, ignored."""
+        raise NotImplementedError
 
     def shift(self, f: FeatureFn, pred: LinearForm, past: bool, strict: bool) -> HeadPlan:
         """Attend to the nearest ``j`` left (``past``) or right of ``i`` where ``pred`` holds
@@ -144,6 +160,19 @@ class HardGadgets(Gadgets):
     target = Target.HARD
     uniform = Weighting.AVERAGE
 
+    def select(
+        self,
+        f: FeatureFn,
+        gates: list[LinearForm],
+        keys: list[LinearForm],
+        leftmost: bool,
+        mask: Mask,
+    ) -> HeadPlan:
+        weighting = Weighting.LEFTMOST if leftmost else Weighting.RIGHTMOST
+        return HeadPlan(
+            weighting, [dict(g) for g in gates], [dict(k) for k in keys], None, B.Exact()
+        )
+
     def shift(self, f: FeatureFn, pred: LinearForm, past: bool, strict: bool) -> HeadPlan:
         weighting = Weighting.RIGHTMOST if past else Weighting.LEFTMOST
         return HeadPlan(weighting, [{f("1"): 1.0}], [dict(pred)], None, B.Exact())
@@ -182,6 +211,29 @@ class SoftTemperatureGadgets(Gadgets):
     """Softmax with τ(n) = 1/(λ n) (1/(λ n³) for lookups) and bounded features only."""
 
     target = Target.SOFT_TEMPERATURE
+
+    def select(
+        self,
+        f: FeatureFn,
+        gates: list[LinearForm],
+        keys: list[LinearForm],
+        leftmost: bool,
+        mask: Mask,
+    ) -> HeadPlan:
+        """Score ``S(i, j) ± j/(2n)`` (``−`` for leftmost: Lemma 8's tie-break), τ = 1/(8n):
+        the shift gadget's scores with the 0/1 score of query classes in place of ``P_j``."""
+        lam = B.SHIFT_LAMBDA
+        query = [*(dict(g) for g in gates), {f("1"): 1.0}]
+        key = [*(dict(k) for k in keys), {f("i/n"): -0.5 if leftmost else 0.5}]
+        return HeadPlan(
+            Weighting.SOFTMAX,
+            query,
+            key,
+            Tau(lam, 1),
+            B.ShiftBound(lam, mask.is_strict),
+            {"lambda": lam},
+            B.SHIFT_FLOAT,
+        )
 
     def shift(self, f: FeatureFn, pred: LinearForm, past: bool, strict: bool) -> HeadPlan:
         lam = B.SHIFT_LAMBDA
@@ -252,6 +304,32 @@ class SoftPEGadgets(Gadgets):
     scale the scores instead of a temperature."""
 
     target = Target.SOFT_PE
+    gated_queries = False  # a query-side Boolean times the unbounded n is no linear form
+
+    def select(
+        self,
+        f: FeatureFn,
+        gates: list[LinearForm],
+        keys: list[LinearForm],
+        leftmost: bool,
+        mask: Mask,
+    ) -> HeadPlan:
+        """Query ``(λn, ±λ/2)`` against key ``(K_j, j)``: scaled score ``λn K_j ± (λ/2) j``
+        (the shift gadget with ``n`` in place of ``i`` so that every mask and tie is
+        covered). The gate is applied by the feed-forward, not here."""
+        assert len(keys) == 1
+        lam = B.SHIFT_LAMBDA
+        query = [{f("n"): lam}, {f("1"): -lam / 2 if leftmost else lam / 2}]
+        key = [dict(keys[0]), {f("i"): 1.0}]
+        return HeadPlan(
+            Weighting.SOFTMAX,
+            query,
+            key,
+            None,
+            B.ShiftBound(lam, mask.is_strict),
+            {"lambda": lam},
+            B.SHIFT_FLOAT,
+        )
 
     def shift(self, f: FeatureFn, pred: LinearForm, past: bool, strict: bool) -> HeadPlan:
         lam = B.SHIFT_LAMBDA

@@ -52,6 +52,10 @@ class Batch:
     tokens: torch.Tensor
     targets: torch.Tensor
 
+    def to(self, device: str | torch.device) -> Batch:
+        """The batch on ``device`` (itself if it is there already)."""
+        return Batch(self.tokens.to(device), self.targets.to(device))
+
 
 def sample_batch(
     process: HahnProcess,

@@ -73,7 +73,15 @@ def build_model(
     output_names: tuple[str, ...] | None = None,
 ) -> nn.Module:
     """A freshly initialised model (seeded) for ``alphabet``. Outputs: ``output_names`` (one
-    coordinate each; default :func:`next_symbol_names`, ``|Σ| + 1`` next-symbol logits)."""
+    coordinate each; default :func:`next_symbol_names`, ``|Σ| + 1`` next-symbol logits).
+    Built on the CPU (the caller moves it), so a seed gives the same weights on every device."""
+    with torch.device("cpu"):
+        return _build_on_cpu(cfg, alphabet, seed, output_names)
+
+
+def _build_on_cpu(
+    cfg: ArchConfig, alphabet: tuple[str, ...], seed: int, output_names: tuple[str, ...] | None
+) -> nn.Module:
     torch.manual_seed(seed)
     names = next_symbol_names(alphabet) if output_names is None else tuple(output_names)
     d_out = len(names)

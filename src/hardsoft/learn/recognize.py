@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from hardsoft.errors import HardsoftError
-from hardsoft.languages import get_language, has_process, is_process
+from hardsoft.languages import get_language, has_process, is_process, language_names
 from hardsoft.languages.base import Language
 from hardsoft.model.spec import _Option
 
@@ -72,6 +72,13 @@ def resolve_objective(language: str, objective: str | None) -> Objective:
         raise HardsoftError(
             f"{lang.name} has no Hahn process, so the process objective does not apply "
             "(use --objective recognizer)"
+        )
+    if obj is Objective.RECOGNIZER and language.strip().lower() != lang.name:
+        named = [n for n in language_names() if n.startswith(f"{language.strip().lower()}-")]
+        raise HardsoftError(
+            f"{language!r} is the process objective's name for Hahn's {lang.name} language; a "
+            f"recognizer needs a language's own name ({', '.join(named) or lang.name}, as in "
+            "hardsoft language list)"
         )
     if obj is Objective.RECOGNIZER and lang.kind != "language":
         raise HardsoftError(
@@ -159,6 +166,10 @@ class Batch:
 
     tokens: torch.Tensor
     labels: torch.Tensor
+
+    def to(self, device: str | torch.device) -> Batch:
+        """The batch on ``device`` (itself if it is there already)."""
+        return Batch(self.tokens.to(device), self.labels.to(device))
 
 
 def encode(lang: Language, words: list[str]) -> np.ndarray:

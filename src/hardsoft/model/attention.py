@@ -14,6 +14,8 @@ Two execution paths compute the same function:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 
@@ -132,14 +134,16 @@ def attend_chunked(
     mask: str,
     score_scale: float,
     chunk: int,
+    progress: Callable[[int, int], None] | None = None,
 ) -> torch.Tensor:
     """Same function as :func:`attend`, streaming key blocks with running statistics.
 
     Softmax keeps a running max and denominator (online softmax); leftmost keeps the first
     strict improvement, rightmost the last non-strict one; average keeps the running max, the
-    number of positions attaining it and the sum of their values.
+    number of positions attaining it and the sum of their values. ``progress(rows done, n)``
+    is called after each block of query rows (long inputs: the CLI shows it).
     """
-    m, norm, acc = attention_state(q, k, v, weighting, mask, score_scale, chunk)
+    m, norm, acc = attention_state(q, k, v, weighting, mask, score_scale, chunk, progress)
     return acc / norm.clamp_min(torch.finfo(v.dtype).tiny)[..., None] * (norm > 0)[..., None]
 
 
@@ -151,6 +155,7 @@ def attention_state(
     mask: str,
     score_scale: float,
     chunk: int,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The streamed statistics of every query row: ``m [B, n]`` (the row maximum, −inf if no
     key is allowed), ``norm [B, n]`` and ``acc [B, n, d_v]``; the output is ``acc / norm``.
@@ -165,6 +170,8 @@ def attention_state(
         qe = min(n, qs + chunk)
         m, norm, acc = _row_block_state(q, k, v, weighting, mask, score_scale, chunk, qs, qe)
         m_all[:, qs:qe], norm_all[:, qs:qe], acc_all[:, qs:qe] = m, norm, acc
+        if progress is not None:
+            progress(qe, n)
     return m_all, norm_all, acc_all
 
 

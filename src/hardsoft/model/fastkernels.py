@@ -185,7 +185,7 @@ def unique_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         u, inv = torch.unique(x[:, 0], return_inverse=True)
         return u[:, None], inv
     gen = torch.Generator(device="cpu").manual_seed(0)
-    r = torch.randn(x.shape[1], generator=gen, dtype=torch.float64).to(x.device)
+    r = torch.randn(x.shape[1], generator=gen, dtype=torch.float64, device="cpu").to(x.device)
     _, inv = torch.unique(x.double() @ r, return_inverse=True)
     first = torch.full((int(inv.max()) + 1,), x.shape[0], dtype=torch.long, device=x.device)
     first = first.scatter_reduce(0, inv, torch.arange(x.shape[0], device=x.device), "amin")

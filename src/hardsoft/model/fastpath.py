@@ -45,7 +45,7 @@ without autograd (under ``torch.no_grad()`` or with no tensor requiring a gradie
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -88,9 +88,13 @@ __all__ = [
     "current_mode",
     "dense_reference",
     "fast_paths",
+    "head_names",
     "head_paths",
     "head_plan",
     "scan_attention",
+    "report_slow_heads",
+    "slow_heads",
+    "slow_progress",
     "uniform_attention",
     "unique_rows",
     "window_attention",
@@ -135,6 +139,31 @@ def fast_paths(mode: str = "auto") -> Iterator[None]:
         yield
     finally:
         _MODE.reset(token)
+
+
+SlowReporter = Callable[["Head", str, int, int], None]
+"""``(head, why no fast path applied, query rows done, n)``: called as a head's chunked
+(all-pairs) attention progresses, block by block."""
+_SLOW: ContextVar[SlowReporter | None] = ContextVar("hardsoft_slow_heads", default=None)
+
+
+@contextmanager
+def report_slow_heads(reporter: SlowReporter) -> Iterator[None]:
+    """Within the block, every head that takes the chunked path reports its progress to
+    ``reporter`` (the CLI prints why, and how far it got, on long inputs)."""
+    token = _SLOW.set(reporter)
+    try:
+        yield
+    finally:
+        _SLOW.reset(token)
+
+
+def slow_progress(head: Head) -> Callable[[int, int], None] | None:
+    """The progress callback for ``head``'s chunked attention (None: nobody listens)."""
+    reporter = _SLOW.get()
+    if reporter is None:
+        return None
+    return lambda done, n: reporter(head, head.last_reason, done, n)
 
 
 def dense_reference() -> AbstractContextManager[None]:
@@ -194,9 +223,25 @@ def attach(model: Transformer) -> None:
         head.position_source = source
 
 
+def head_names(model: Transformer) -> dict[int, str]:
+    """``id(head)`` -> ``blocks.L.attn.H`` for every head of ``model``."""
+    return {id(head): name for name, head in _heads(model)}
+
+
 def head_paths(model: Transformer) -> dict[str, str]:
     """The path each head of ``model`` took in its last forward pass, by ``blocks.L.attn.H``."""
     return {name: str(head.last_path) for name, head in _heads(model)}
+
+
+def slow_heads(model: Transformer) -> dict[str, str]:
+    """The heads whose last forward pass took the dense or chunked path (O(n²) time), each
+    with why no fast path applied (``Head.last_reason``)."""
+    slow = (Path.DENSE, Path.CHUNKED)
+    return {
+        name: head.last_reason or "no fast path applies"
+        for name, head in _heads(model)
+        if head.last_path in slow
+    }
 
 
 @dataclass
@@ -236,12 +281,30 @@ def attend_fast(
     head: Head, x: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float
 ) -> tuple[torch.Tensor, Path] | None:
     """The head's attention output ``[B, n, d_value]`` by the first fast path that applies,
-    with its name; None if none applies (or the policy says dense)."""
+    with its name; None if none applies (or the policy says dense). Why each path did not
+    apply is left in ``head.last_reason`` ("" when a fast path ran)."""
+    why: list[str] = []
+    out = _attend_fast(head, x, q, k, v, scale, why)
+    head.last_reason = "; ".join(why) if out is None else ""
+    return out
+
+
+def _attend_fast(
+    head: Head,
+    x: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    scale: float,
+    why: list[str],
+) -> tuple[torch.Tensor, Path] | None:
     mode = _MODE.get()
     n = x.shape[1]
     if mode == "off" or (mode == "auto" and n < AUTO_MIN_N):
+        why.append("the dense reference was asked for" if mode == "off" else "short input")
         return None
     if torch.is_grad_enabled() and any(t.requires_grad for t in (x, q, k, v)):
+        why.append("autograd is on (fast paths run without gradients)")
         return None
     weighting, mask = head.spec.weighting, head.spec.mask
     plan = _plan(head)
@@ -250,13 +313,16 @@ def attend_fast(
     if torch.equal(q, q[:, :1].expand_as(q)):
         s = pair_scores(q[:, :1], k, weighting)[:, 0] * scale
         return scan_attention(s, v, weighting, mask), Path.SCAN
+    why.append("scan: the query differs between positions")
     force = mode == "force"
     src: PositionSource | None = getattr(head, "position_source", None)
     if src is not None:
-        out = window_attention(head, plan, src, x, q, k, v, scale, force)
+        out = window_attention(head, plan, src, x, q, k, v, scale, force, why)
         if out is not None:
             return out, Path.WINDOW
-    out = class_attention(head, plan, src, x, q, k, v, scale, force)
+    else:
+        why.append("window: the model has no position features")
+    out = class_attention(head, plan, src, x, q, k, v, scale, force, why)
     if out is not None:
         return out, Path.CLASSES
     return None
@@ -280,30 +346,41 @@ def window_attention(
     v: torch.Tensor,
     scale: float,
     force: bool,
+    why: list[str] | None = None,
 ) -> torch.Tensor | None:
     """The window path (module docstring), or None if the key is not a polynomial of the
-    position on this input or a window would be too wide."""
+    position on this input or a window would be too wide (the reason appended to ``why``)."""
+    why = [] if why is None else why
     b, n, _ = q.shape
     rows = plan.key_rows
     raw = src.raw(n, x.dtype, x.device)
     w_pos = src.W_pos.detach()[:, rows]
     if not bool(_position_only(x, rows, raw @ w_pos).all()):
+        why.append("window: the key reads coordinates that are not the position embedding")
         return None
     feat_key = w_pos @ head.W_K.detach()[rows]  # [P, d_head]: key = Σ_f feature_f(j)·feat_key[f]
     used = feat_key.abs().sum(1) > 0
     polys = src.polynomials(n)
     if any(polys[f] is None for f in used.nonzero().flatten().tolist()):
+        why.append("window: the key reads a position feature that is not a polynomial in j")
         return None
     # reshape: a model without position features has no rows (torch.tensor([]) is 1-D)
-    coef = torch.tensor([p or (0.0, 0.0, 0.0) for p in polys], dtype=torch.float64).reshape(-1, 3)
-    abc = (scale * (q.double() @ feat_key.double().T)) @ coef.to(q.device)  # [B, n, 3]
+    coef = torch.tensor(
+        [p or (0.0, 0.0, 0.0) for p in polys], dtype=torch.float64, device=q.device
+    ).reshape(-1, 3)
+    abc = (scale * (q.double() @ feat_key.double().T)) @ coef  # [B, n, 3]
     weighting, mask = head.spec.weighting, head.spec.mask
     kabs = (raw.abs() @ feat_key.abs()).amax(0)
     t = threshold(weighting, q.dtype) + score_slack(q, kabs, scale, len(polys) + len(rows)).double()
     lo, hi = mask_range(mask, n, x.device)
     wlo, whi = window_bounds(abc, lo, hi, t)
     width = int((whi - wlo + 1).clamp_min(0).max())
-    if width > (n if force else min(WINDOW_MAX, n // 4)):
+    limit = n if force else min(WINDOW_MAX, n // 4)
+    if width > limit:
+        why.append(
+            f"window: {width} keys per query are within the {str(q.dtype)[6:]} threshold of "
+            f"the row maximum (at most {limit})"
+        )
         return None
     return attend_window(q, k, v, wlo, whi, width, scale, weighting)
 
@@ -373,15 +450,25 @@ def class_attention(
     v: torch.Tensor,
     scale: float,
     force: bool,
+    why: list[str] | None = None,
 ) -> torch.Tensor | None:
     """The class path (module docstring), or None where it does not apply or cannot show
-    that the classes it leaves out are negligible."""
+    that the classes it leaves out are negligible (the reason appended to ``why``)."""
+    why = [] if why is None else why
     classes = _key_classes(head, plan, src, x, q, k, scale)
     if classes is None:
+        why.append("classes: many distinct keys, and the query weighs their position part unevenly")
         return None
     kabs = k.abs().amax(dim=(0, 1))
     slack = score_slack(q, kabs, scale, q.shape[-1])
     cands = _candidates(q, classes.kappa, scale, TOP_CLASSES, force)
     if cands is None:
+        why.append(f"classes: {len(classes.kappa)} distinct keys, too many to read per query")
         return None
-    return combine_classes(head.spec.weighting, head.spec.mask, classes, v, *cands, slack)
+    out = combine_classes(head.spec.weighting, head.spec.mask, classes, v, *cands, slack)
+    if out is None:
+        why.append(
+            f"classes: {len(classes.kappa)} distinct keys, and a query's best key could not be "
+            "shown to lie among the classes it reads"
+        )
+    return out

@@ -123,7 +123,8 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> Transfor
     if dtypes - set(_DTYPES):
         raise HardsoftError(f"{str(path)!r} holds non-float weights ({sorted(map(str, dtypes))})")
     dtype = dtypes.pop() if len(dtypes) == 1 else torch.float32
-    model = Transformer(spec, dtype=dtype)
+    with torch.device("cpu"):  # built and filled on the host, then moved in one step
+        model = Transformer(spec, dtype=dtype)
     expected = model.state_dict()
     missing = sorted(set(expected) - set(tensors))
     extra = sorted(set(tensors) - set(expected))

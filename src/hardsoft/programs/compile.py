@@ -181,6 +181,7 @@ def compile_program(program: Program, *, name: str | None = None) -> Compiled:
         residual=res,
         layers=layers,
         outputs=outputs,
+        output_names=program.output_names,
         name=program.name,
         meta={
             "program": program.name,

@@ -197,7 +197,7 @@ class Program:
     """A named program: its alphabet, its outputs (output 0 is the per-position value) and
     ``gap``, the declared lower bound γ(n) on the gap of every tieless head (an expression in
     n). ``description`` says what it computes; ``reference`` names the language whose
-    ``prefix_reference`` it must equal."""
+    ``prefix_reference`` it must equal; ``output_names`` optionally names the outputs."""
 
     name: str
     alphabet: tuple[str, ...]
@@ -205,6 +205,7 @@ class Program:
     gap: str
     description: str = ""
     reference: str = ""
+    output_names: tuple[str, ...] = ()
 
     def nodes(self) -> list[SOp]:
         """Every SOp the outputs depend on, dependencies first."""

@@ -163,10 +163,13 @@ def build_logic(
     return RouteModel(reference, "logic", target, model, cert, reference, formulas, None, sizes)
 
 
-def logic_certificate(compiled: dict, target: str) -> dict:
+def logic_certificate(
+    compiled: dict, target: str, *, result: str = COROLLARY, route: str = "logic"
+) -> dict:
     """The logic route's certificate: the compiler's certificate (features, every head's
-    gadget and proven error bound, sizes, named outputs) plus the route, the theorem, and
-    ``tau``/``values`` in the tieless certificate's shape (the smallest τ of any head)."""
+    gadget and proven error bound, sizes, named outputs) plus the route, the theorem
+    (``result`` of Yang et al. (2026), labelled from the heads), and ``tau``/``values`` in
+    the tieless certificate's shape (the smallest τ of any head)."""
     taus = [t["expression"] for t in compiled["tau"]]
     values: dict[str, dict[str, float]] = {}
     smallest = None
@@ -183,8 +186,8 @@ def logic_certificate(compiled: dict, target: str) -> dict:
     cert["outputs"] = [{**o, "formula": compact_text(o["formula"])} for o in cert["outputs"]]
     cert.update(
         {
-            "route": "logic",
-            "theorem": model_label(COROLLARY, [h["theorem"] for h in compiled["heads"]]),
+            "route": route,
+            "theorem": model_label(result, [h["theorem"] for h in compiled["heads"]]),
             "tau": smallest,
             "tau_expressions": taus,
             "values": values,

@@ -215,6 +215,21 @@ def _ahat(m: Mapping[str, Any]) -> tuple[str, str]:
 
 
 @claim(
+    "tracr-lib",
+    claim="Tracr's library programs compile to one softmax transformer each, exact at every "
+    "length (or, where the program itself depends on its maximum length, up to it)",
+    paper="Yang et al. (2026) §5, Theorem 26, applied to RASP programs (Lindner et al. 2023)",
+    what_ran="the 15 functions of Tracr's lib and a Boolean map of a count, compiled for "
+    "soft-temperature and checked against rasp.evaluate at every position",
+)
+def _tracr_lib(m: Mapping[str, Any]) -> tuple[str, str]:
+    bad = int(m["mismatches"])
+    total = len(m["programs"])
+    key = f"{m['length_general']} of {total} length-general; {bad} mismatches"
+    return (EXTENDS if bad == 0 else DEVIATES), key
+
+
+@claim(
     "soft-attention-sensitivity",
     claim="Changing one input symbol moves a softmax transformer's last activation by O(1/n) "
     "(bounded position embeddings); models with τ(n) → 0 or unbounded ones escape",
@@ -359,3 +374,25 @@ def _decompile_trained(m: Mapping[str, Any]) -> tuple[str, str]:
         key += f"; {refused} refused (too many classes)"
     # a refusal leaves a model unchecked; only a formula that differs from its model deviates
     return (EXTENDS if exact == len(done) else DEVIATES), key
+
+
+@claim(
+    "programs",
+    claim="Programs in the theory's own notations compile to transformers exact at every "
+    "length: C-RASP (counting) programs to hard attention, to softmax with τ(n) and to τ = 1 "
+    "with unbounded position features",
+    paper="Yang & Chiang (COLM 2024), C-RASP; Yang et al. (2026) §4 (counting formulas)",
+    what_ran="every shipped example program (Dyck-1 and a^n b^n c^n of Yang & Chiang, majority, "
+    "first/last symbol, Huang et al.'s (aa)* and contains-ab) compiled to each target it "
+    "supports, every output checked against the program's own interpreter",
+)
+def _programs(m: Mapping[str, Any]) -> tuple[str, str]:
+    bad = int(m["mismatches"])
+    key = (
+        f"{int(m['models'])} models from {int(m['programs'])} programs "
+        f"({', '.join(m['notations'])}); {bad} mismatches in "
+        f"{int(m['checked_positions']):,} positions"
+    )
+    if int(m["refused"]):
+        key += f"; {int(m['refused'])} target(s) refused"
+    return (EXTENDS if bad == 0 and bool(m["all_exact"]) else DEVIATES), key

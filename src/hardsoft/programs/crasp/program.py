@@ -1,0 +1,222 @@
+"""A checked C-RASP program: run it (the plain interpreter), translate it to LTL[C,+] and
+compile it through the logic compiler (:class:`CRaspProgram`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from hardsoft import validate
+from hardsoft.errors import HardsoftError
+from hardsoft.logic import syntax as L
+from hardsoft.model.transformer import Transformer
+from hardsoft.programs.crasp.checker import Checked, check_program
+from hardsoft.programs.crasp.interpret import evaluate
+from hardsoft.programs.crasp.parser import parse_program
+from hardsoft.programs.crasp.syntax import Type
+from hardsoft.programs.crasp.translate import translate
+from hardsoft.programs.source import Notation, ProgramRun, Value, read_source
+
+__all__ = ["CRaspProgram", "from_text", "load", "DEFAULT_CERT_N"]
+
+DEFAULT_CERT_N = 1000
+"""The length at which a compiled program's certificate evaluates its bounds by default."""
+
+_PRAGMA = re.compile(r"^[ \t]*//[ \t]*alphabet:[ \t]*(\S+)[ \t]*$", re.MULTILINE)
+"""``// alphabet: SYMBOLS``: a comment declaring the program's alphabet (other tools ignore it)."""
+
+RESULTS = {
+    "TL[Y]": "Thm. 13",
+    "TL[S]": "Thm. 16",
+    "past LTL": "Cor. 18",
+    "past TL[C,+]": "Thm. 21",
+    "past LTL[C,+]": "Cor. 23",
+}
+"""The result of Yang, Strobl, Chiang & Angluin (TACL 2026) about future-masked transformers
+for each past-only fragment a C-RASP program's formulas fall in."""
+
+
+@dataclass
+class CRaspProgram:
+    """A C-RASP program (:class:`hardsoft.programs.source.SourceProgram`).
+
+    ``alphabet_declared``: the alphabet was given (``--alphabet`` or a ``// alphabet:``
+    comment); otherwise it is the symbols the program mentions, and :meth:`run` also accepts
+    words with other symbols (where every symbol test is false)."""
+
+    name: str
+    text: str
+    checked: Checked
+    alphabet: tuple[str, ...]
+    alphabet_declared: bool
+    notation: Notation = field(default=Notation.CRASP, init=False)
+
+    @property
+    def statements(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.checked.statements)
+
+    @property
+    def types(self) -> dict[str, Type]:
+        """Each statement's type (Boolean or count)."""
+        return dict(self.checked.types)
+
+    @cached_property
+    def definitions(self) -> dict[str, str]:
+        """Each statement's right-hand side as written in the file (comments removed)."""
+        lines = self.text.splitlines()
+        out = {}
+        for s in self.checked.statements:
+            line = lines[s.line - 1] if 0 < s.line <= len(lines) else ""
+            rhs = line.split("=", 1)[1] if "=" in line else line
+            out[s.name] = rhs.split("//", 1)[0].strip()
+        return out
+
+    # -------------------------------------------------------------- running
+
+    def _ids(self, words: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
+        alphabet = self.alphabet
+        extra = sorted({c for w in words for c in w} - set(alphabet))
+        if extra:
+            if self.alphabet_declared:
+                raise HardsoftError(
+                    f"symbol {extra[0]!r} of the input is not in the program's alphabet "
+                    f"{''.join(alphabet)!r}"
+                )
+            alphabet = alphabet + tuple(extra)
+        index = {a: k for k, a in enumerate(alphabet)}
+        ids = np.array([[index[c] for c in w] for w in words], dtype=np.int64)
+        return ids.reshape(len(words), len(words[0]) if words else 0), alphabet
+
+    def values(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """Every statement's values ``[B, n]`` on token ids over :attr:`alphabet` (the batch
+        form of :meth:`run`, for checks)."""
+        return evaluate(self.checked, np.asarray(ids), self.alphabet)
+
+    def run(self, word: str) -> ProgramRun:
+        """The plain interpreter on one word: every statement's value at every position."""
+        if not isinstance(word, str):
+            raise HardsoftError(f"expected an input word, got {word!r}")
+        ids, alphabet = self._ids([word])
+        values = evaluate(self.checked, ids, alphabet)
+        out: dict[str, list[Value]] = {}
+        for s in self.checked.statements:
+            row = values[s.name][0]
+            kind = self.checked.types[s.name]
+            out[s.name] = [bool(v) for v in row] if kind is Type.BOOL else [int(v) for v in row]
+        last = self.statements[-1]
+        accept = bool(word) and bool(out[last][-1])
+        return ProgramRun(word, out, accept)
+
+    # -------------------------------------------------------------- translation and compilation
+
+    @cached_property
+    def formulas(self) -> dict[str, L.Formula]:
+        """Every Boolean statement as a past-only LTL[C,+] formula (program order)."""
+        return translate(self.checked)
+
+    def output_statements(self, outputs: Sequence[str] | None) -> list[str]:
+        """The statements ``outputs`` names (default: the last statement), checked: known,
+        Boolean, none twice."""
+        names = list(outputs) if outputs else [self.statements[-1]]
+        seen: set[str] = set()
+        for nm in names:
+            if nm not in self.checked.types:
+                raise HardsoftError(
+                    f"--output {nm}: the program has no statement {nm} (statements: "
+                    f"{', '.join(self.statements)})"
+                )
+            if self.checked.types[nm] is Type.COUNT:
+                raise HardsoftError(
+                    f"--output {nm}: statement {nm} is a count; compiled outputs are Boolean "
+                    f"(0/1), so compile a comparison of it instead, e.g. {nm}_pos = {nm} > 0"
+                )
+            if nm in seen:
+                raise HardsoftError(f"--output {nm} is given twice")
+            seen.add(nm)
+        return names
+
+    def compile(
+        self,
+        target: str,
+        *,
+        masks: str = "strict",
+        outputs: Sequence[str] | None = None,
+        max_len: int | None = None,
+    ) -> Transformer:
+        """Compile the output statements (default: the last) through the logic compiler,
+        with future masks only (C-RASP is past-only). Output k is 1 where the k-th statement
+        is true, else 0, at every position of every input: the certificate says why.
+        ``max_len``: the length at which the certificate evaluates τ(n) and its error bounds
+        (default 1000); the model itself works at every length."""
+        from hardsoft.compile import compile_formula
+        from hardsoft.logic import fragment
+        from hardsoft.programs.routes import compact_text, logic_certificate
+
+        names = self.output_statements(outputs)
+        n = DEFAULT_CERT_N if max_len is None else validate.positive_int(max_len, "max_len")
+        chosen = {nm: self.formulas[nm] for nm in names}
+        model = compile_formula(
+            chosen,
+            self.alphabet,
+            target=target,
+            causal=True,
+            masks=masks,
+            n=n,
+            name=f"C-RASP {self.name}",
+        )
+        joint = next(iter(chosen.values()))
+        for f in list(chosen.values())[1:]:
+            joint = L.And(joint, f)
+        result = RESULTS.get(fragment(joint).name, "Cor. 23")
+        model.meta["certificate"] = logic_certificate(
+            model.meta["certificate"], target, result=result, route="C-RASP"
+        )
+        model.meta["formulas"] = {nm: compact_text(L.to_text(f)) for nm, f in chosen.items()}
+        model.meta["program"] = {
+            "notation": self.notation.value,
+            "name": self.name,
+            "source": self.text,
+            "outputs": [
+                {"name": nm, "statement": nm, "encoding": "bool", "value": None, "unit": None}
+                for nm in names
+            ],
+        }
+        return model
+
+
+def from_text(
+    text: str, *, alphabet: str | None = None, name: str = "program", where: str | None = None
+) -> CRaspProgram:
+    """A checked C-RASP program from its text. The alphabet: ``alphabet``, else a
+    ``// alphabet: SYMBOLS`` comment, else the symbols the program mentions (sorted)."""
+    where = where or f"program {name!r}"
+    declared: tuple[str, ...] | None = None
+    if alphabet is not None:
+        declared = validate.alphabet(alphabet, "--alphabet")
+    else:
+        pragmas = _PRAGMA.findall(text)
+        if pragmas:
+            declared = validate.alphabet(pragmas[0], f"{where}: the '// alphabet:' comment")
+    checked = check_program(parse_program(text), alphabet=declared, where=where)
+    if declared is None:
+        if not checked.symbols:
+            raise HardsoftError(
+                f"{where} mentions no symbol: give its alphabet (--alphabet, or a comment "
+                "// alphabet: SYMBOLS)"
+            )
+        found = tuple(sorted(checked.symbols))
+    else:
+        found = declared
+    return CRaspProgram(name, text, checked, found, declared is not None)
+
+
+def load(path: Path, *, alphabet: str | None = None, name: str | None = None) -> CRaspProgram:
+    """Read and check a ``.cr`` file (the notation packages' common entry point)."""
+    path = Path(path)
+    text = read_source(path)
+    return from_text(text, alphabet=alphabet, name=name or path.stem, where=str(path))

@@ -1,0 +1,8 @@
+"""Tracr's RASP in hardsoft: the API (:mod:`.api`), its evaluator (:mod:`.evaluate`), the
+lowering to average-hard programs (:mod:`.lower`) and the compiler (:mod:`.compile`); loaded
+from ``FILE.py[:NAME]`` by :func:`load` (:mod:`.load`). Users import it as
+``from hardsoft import rasp`` (the facade ``hardsoft/rasp.py``)."""
+
+from hardsoft.programs.rasp.load import RaspProgram, load
+
+__all__ = ["RaspProgram", "load"]

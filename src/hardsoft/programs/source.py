@@ -1,0 +1,268 @@
+"""Programs written in the theory's own notations: the contract every notation implements.
+
+A *source program* is a file in one of the notations the seed papers' authors write their
+constructions in: C-RASP (Yang & Chiang, COLM 2024; ``.cr``, :mod:`hardsoft.programs.crasp`),
+B-RASP (Yang, Chiang & Angluin, NeurIPS 2024; ``.brasp``, ``hardsoft.programs.brasp``) and
+Tracr's RASP (Lindner et al. 2023; ``FILE.py:NAME``, ``hardsoft.programs.rasp``). Each
+notation's package exposes ``load(path, *, alphabet, name) -> SourceProgram``; the commands
+(``program run``, ``program compile``, ``check --program``) and the ``programs`` experiment
+see only this module.
+
+Every program is straight-line: named statements evaluated in order, each with one value per
+position. Its **output is the last statement**, and a word is **accepted** when that value is
+true at the last position (the empty word is rejected: it has no last position).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from hardsoft.errors import HardsoftError
+from hardsoft.model.transformer import Transformer
+
+__all__ = [
+    "DEFAULT_TARGETS",
+    "EXAMPLES",
+    "Notation",
+    "ProgramRun",
+    "SourceProgram",
+    "Value",
+    "ExampleFile",
+    "example_files",
+    "load_program",
+    "notation_of",
+    "read_source",
+    "resolve_program",
+]
+
+
+class Notation(str, Enum):
+    """The notations a program file can be written in (the file's suffix decides)."""
+
+    CRASP = "crasp"
+    BRASP = "brasp"
+    RASP = "rasp"
+
+    @property
+    def display(self) -> str:
+        """The notation's name as the papers write it."""
+        return _TITLES[self]
+
+
+_TITLES = {Notation.CRASP: "C-RASP", Notation.BRASP: "B-RASP", Notation.RASP: "RASP (Tracr)"}
+
+DEFAULT_TARGETS: dict[Notation, str] = {
+    Notation.CRASP: "hard",
+    Notation.BRASP: "hard",
+    Notation.RASP: "soft-temperature",
+}
+"""The target ``program compile`` builds when none is given: hard attention where the
+notation is a logic of hard attention; softmax for RASP, whose averages need it (or
+average-hard)."""
+
+Value = bool | int | float | str | None
+"""One statement's value at one position (``None``: undefined there, e.g. a RASP aggregate
+that selects nothing)."""
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    """A program run on one word: ``values`` holds every named statement (SOp) in program
+    order, one value per position; ``accept`` is the output (the last statement) at the last
+    position (False for the empty word)."""
+
+    input: str
+    values: dict[str, list[Value]]
+    accept: bool
+
+    def to_dict(self) -> dict:
+        """What ``program run --json`` prints per input."""
+        return {"input": self.input, "accept": self.accept, "values": self.values}
+
+
+@runtime_checkable
+class SourceProgram(Protocol):
+    """What every notation's program offers.
+
+    ``run`` is the notation's plain interpreter: literal, and independent of the compiler (it
+    is the reference ``check --program`` compares compiled models with).
+
+    ``compile(target, masks=, outputs=, max_len=)`` builds a transformer whose output k is the
+    k-th name of ``outputs`` (default: the last statement). The model carries
+    ``meta["certificate"]`` as compiled formulas do, and ``meta["program"]`` =
+    ``{"notation", "name", "source": the program text (or the file name for .py), "outputs":
+    [{"name": output name, "statement": statement name, "encoding": "bool" | "number" |
+    "onehot", "value": v (onehot only), "unit": None or how a number is carried}]}``.
+    Encodings: ``bool`` — the output is 1 where the statement is true, else 0; ``onehot`` — 1
+    where the statement's value equals ``value``; ``number`` — the statement's value itself
+    (``unit`` None), or the value divided by the length (``unit`` ending in ``/n``) or by the
+    position (``/i``). ``max_len``: the longest input the model is built for, where a notation
+    needs one (C-RASP models work at every length; there it is the length at which the
+    certificate evaluates τ(n)).
+
+    A program may also offer ``definitions``: statement name → its source text (traces show
+    it)."""
+
+    notation: Notation
+    name: str
+    alphabet: tuple[str, ...]
+    statements: tuple[str, ...]
+
+    def run(self, word: str) -> ProgramRun: ...
+
+    def compile(
+        self,
+        target: str,
+        *,
+        masks: str = "strict",
+        outputs: Sequence[str] | None = None,
+        max_len: int | None = None,
+    ) -> Transformer: ...
+
+
+NOTATION_PACKAGES: dict[str, str] = {
+    ".cr": "hardsoft.programs.crasp",
+    ".brasp": "hardsoft.programs.brasp",
+    ".py": "hardsoft.programs.rasp",
+}
+"""The package that reads each file suffix; each exposes ``load(path, *, alphabet, name)``."""
+
+SUFFIX_NOTATION: dict[str, Notation] = {
+    ".cr": Notation.CRASP,
+    ".brasp": Notation.BRASP,
+    ".py": Notation.RASP,
+}
+
+EXAMPLES = Path(__file__).parent / "examples"
+"""The shipped example programs (package data), written by us."""
+
+MAX_SOURCE_BYTES = 1 << 20
+"""Largest program file read (a program is text a person writes)."""
+
+
+def _split_py(path: Path) -> tuple[Path, str | None]:
+    """``FILE.py:NAME`` → (``FILE.py``, ``NAME``); other paths unchanged."""
+    text = str(path)
+    head, sep, tail = text.rpartition(":")
+    if sep and head.endswith(".py") and tail and "/" not in tail:
+        return Path(head), tail
+    return path, None
+
+
+def notation_of(path: Path | str) -> Notation:
+    """The notation of a program file, by its suffix (``FILE.py:NAME`` is RASP); an unknown
+    suffix is a one-line error."""
+    file, _ = _split_py(Path(path))
+    suffix = file.suffix.lower()
+    if suffix not in SUFFIX_NOTATION:
+        known = ", ".join(f"{s} ({SUFFIX_NOTATION[s].display})" for s in SUFFIX_NOTATION)
+        raise HardsoftError(
+            f"{str(path)!r}: unknown program notation {suffix or '(no suffix)'!r} (known: {known})"
+        )
+    return SUFFIX_NOTATION[suffix]
+
+
+def read_source(path: Path) -> str:
+    """A program file's text (UTF-8), with one-line errors for a missing, unreadable, binary
+    or oversized file."""
+    if not path.exists():
+        raise HardsoftError(f"no such program file: {str(path)!r}")
+    if not path.is_file():
+        raise HardsoftError(f"{str(path)!r} is not a file")
+    try:
+        size = path.stat().st_size
+        if size > MAX_SOURCE_BYTES:
+            raise HardsoftError(
+                f"{str(path)!r} has {size} bytes; a program file has at most {MAX_SOURCE_BYTES}"
+            )
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise HardsoftError(f"{str(path)!r} is not UTF-8 text") from None
+    except OSError as exc:
+        raise HardsoftError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+
+
+@dataclass(frozen=True)
+class ExampleFile:
+    """A shipped example program: its ``@NAME``, file, notation and whether this
+    installation has that notation's package."""
+
+    name: str
+    path: Path
+    notation: Notation
+    available: bool
+
+
+def _available(notation: Notation) -> bool:
+    suffix = next(s for s, n in SUFFIX_NOTATION.items() if n is notation)
+    return importlib.util.find_spec(NOTATION_PACKAGES[suffix]) is not None
+
+
+def example_files() -> list[ExampleFile]:
+    """Every shipped example program (``*.cr``, ``*.brasp``, ``*.py``), sorted by notation
+    and name. ``@NAME`` (the file's stem, or its name with the suffix where stems repeat)
+    refers to it in ``program run/compile`` and ``check --program``."""
+    files = [
+        p
+        for p in sorted(EXAMPLES.glob("*"))
+        if p.is_file() and p.suffix in SUFFIX_NOTATION and not p.name.startswith("_")
+    ]
+    stems = [p.stem for p in files]
+    out = []
+    for p in files:
+        notation = SUFFIX_NOTATION[p.suffix]
+        name = p.stem if stems.count(p.stem) == 1 else p.name
+        out.append(ExampleFile(name, p, notation, _available(notation)))
+    order = list(Notation)
+    return sorted(out, key=lambda e: (order.index(e.notation), e.name))
+
+
+def resolve_program(text: str | Path) -> Path:
+    """A program argument as a path: ``@NAME`` is a shipped example (:func:`example_files`,
+    also ``@NAME.cr``; ``@NAME:PROG`` for a ``.py`` example), anything else a file path."""
+    text = str(text)
+    if not text.startswith("@"):
+        return Path(text)
+    name, sep, prog = text[1:].partition(":")
+    hits = [e for e in example_files() if name in (e.name, e.path.name, e.path.stem)]
+    if len(hits) > 1:
+        which = " or ".join(f"@{e.name}" for e in hits)
+        raise HardsoftError(f"{text!r} names {len(hits)} shipped examples: say {which}")
+    if hits:
+        return Path(f"{hits[0].path}:{prog}") if sep else hits[0].path
+    known = ", ".join(f"@{e.name}" for e in example_files()) or "none"
+    raise HardsoftError(f"no shipped example program {text!r} (known: {known})")
+
+
+def load_program(
+    path: Path | str, *, alphabet: str | None = None, name: str | None = None
+) -> SourceProgram:
+    """Read a program file (``@NAME``: a shipped example) in the notation its suffix names.
+
+    ``alphabet`` (a string of symbols) overrides the program's own; symbols the program uses
+    outside it are an error naming the statement. ``name`` names the program (default: the
+    file's stem); for ``FILE.py:NAME`` it is the RASP program inside the file. A notation whose
+    package this installation lacks is a one-line error."""
+    file, inner = _split_py(resolve_program(path))
+    notation = notation_of(file)
+    suffix = file.suffix.lower()
+    module = NOTATION_PACKAGES[suffix]
+    try:
+        package = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        raise HardsoftError(
+            f"{str(file)!r}: the {notation.display} notation ({suffix}) is not available in "
+            "this installation (notation not available)"
+        ) from None
+    if inner is not None and name is None:
+        name = inner
+    program: SourceProgram = package.load(file, alphabet=alphabet, name=name)
+    return program
