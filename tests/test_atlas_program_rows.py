@@ -226,3 +226,20 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, message) -> No
     assert r.rc == 2
     assert r.err.startswith("error:") and message in r.err and "Traceback" not in r.err
     assert not out.exists()
+
+
+def test_a_model_exact_only_up_to_a_bound_settles_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A RASP program that needs a length bound (its file's max_len) gives models exact only
+    up to it: refused, since a column's class is about every length."""
+    prog = _write(
+        tmp_path,
+        "bound.py",
+        "from hardsoft import rasp\n"
+        "every = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE)\n"
+        "length = rasp.numerical(rasp.SelectorWidth(every))\n"
+        "odd = rasp.Map(lambda n: n % 2 == 1, length)\n"
+        "vocab = {'a', 'b'}\nmax_len = 6\n",
+    )
+    rec = add_program_row(tmp_path, "odd", f"{prog}:odd")
+    assert rec["settled"] == []
+    assert all("length at most 6" in t["refused"] for t in rec["targets"])

@@ -156,6 +156,13 @@ def _one_target(
         model = program.compile(target)
     except HardsoftError as exc:
         return {"target": target, "refused": str(exc).splitlines()[0]}
+    bound = (model.meta.get("program") or {}).get("max_len")
+    if bound is not None:  # a RASP file's max_len: exact only up to it
+        return {
+            "target": target,
+            "refused": f"the model is built for inputs of length at most {bound} (the "
+            "program's max_len), and an atlas column is about every length",
+        }
     report = _check(model, program)
     folder.mkdir(parents=True, exist_ok=True)
     model_path = folder / f"{target}.safetensors"

@@ -191,7 +191,12 @@ def _add_program_row(
             f"(every word to n = {t['exhaustive_to_n']}, random to n = {t['max_n']}) -> "
             f"constructed in: {where}  [{out / t['model']}]"
         )
-    settled = ", ".join(record["settled"]) or "none"
-    console.print(f"=> constructed (proof) in: {settled}; every other column: open (no claim)")
+    if record["settled"]:
+        console.print(
+            f"=> constructed (proof) in: {', '.join(record['settled'])}; every other column: "
+            "open (no claim)"
+        )
+    else:
+        console.print("=> no column settled: every column open (no claim)")
     console.print(f"stored: {record['evidence_path']}")
     _page_line(out, record["page_updated"])
