@@ -243,3 +243,12 @@ def test_a_model_exact_only_up_to_a_bound_settles_nothing(tmp_path) -> None:  # 
     rec = add_program_row(tmp_path, "odd", f"{prog}:odd")
     assert rec["settled"] == []
     assert all("length at most 6" in t["refused"] for t in rec["targets"])
+
+
+def test_replacing_a_row_leaves_only_its_own_artefacts(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "atlas"
+    add_program_row(out, "row", _write(tmp_path, "m.cr", MAJORITY))
+    (out / "rows" / "row" / "average-hard.safetensors").write_bytes(b"old")  # another notation's
+    rec = add_program_row(out, "row", _write(tmp_path, "f.brasp", FIRST_A), force=True)
+    named = {Path(t[k]).name for t in rec["targets"] for k in ("model", "check") if k in t}
+    assert {p.name for p in (out / "rows" / "row").iterdir()} == named

@@ -237,9 +237,10 @@ def add_program_row(
         if progress is not None:
             progress(f"{name}: compiling and checking the {target} model")
         targets.append(_one_target(program, target, folder, Path(out), _portable(program_arg)))
+    _drop_stale(folder, targets, Path(out))
     settled = sorted({c for t in targets for c in t.get("columns", [])})
     alpha = "".join(program.alphabet)
-    regen = f"hardsoft atlas add-row --program {shlex.quote(program_arg)} --name {name}"
+    regen = f"hardsoft atlas add-row --program {shlex.quote(_portable(program_arg))} --name {name}"
     if alphabet is not None:
         regen += f" --alphabet {shlex.quote(alphabet)}"
     record = {
@@ -260,6 +261,19 @@ def add_program_row(
     }
     write_json(rows / f"{name}.json", record)
     return record
+
+
+def _drop_stale(folder: Path, targets: list[dict[str, Any]], out: Path) -> None:
+    """Remove models and check reports an earlier version of the row left in its folder
+    (a target that now refuses, another notation's targets): the folder holds what the
+    record names."""
+    if not folder.is_dir():
+        return
+    named = {out / t[k] for t in targets for k in ("model", "check") if k in t}
+    for path in folder.iterdir():
+        stale = path.name.endswith((".safetensors", ".check.json")) and path not in named
+        if stale and path.is_file():
+            path.unlink()
 
 
 def refuse_reuse(rows: Path, name: str, identity: dict[str, Any], program_arg: str) -> None:
