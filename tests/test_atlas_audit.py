@@ -7,12 +7,15 @@
 * an illustration is never counted as a proof, and a ✓ is never shown for one;
 * each compiled cell's theorem label comes from compile/results.py, whose fragment table
   agrees with the compiler experiment's theorem list;
-* docs/atlas.md states every column's exact model class, generated from the table.
+* docs/atlas.md states every column's exact model class, generated from the table;
+* a program row's cells (``atlas add-row --program``) are constructed proofs only: each
+  model behind one reloads, lies in the column's class and its stored check is exact.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -150,3 +153,49 @@ def test_docs_state_every_column_class() -> None:
     assert columns_markdown() in docs
     for col in COLUMNS:
         assert f"`{col.id}`" in docs
+
+
+@pytest.fixture(scope="module")
+def program_atlas(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
+    """Two program rows (a shipped C-RASP and a shipped B-RASP example) and their cells as
+    the page shows them."""
+    from hardsoft.atlas.program_rows import add_program_row
+
+    out = tmp_path_factory.mktemp("audit-programs")
+    add_program_row(out, "maj", "@majority")
+    add_program_row(out, "first-a", "@first_is_a")
+    cells, rows = build._user_rows(out)
+    return out, [*cells, *({"row_entry": r} for r in rows)]
+
+
+def test_program_row_cells_are_checked_constructions(program_atlas) -> None:
+    """Every cell of a program row: constructed, proof, agreeing; each model behind it
+    reloads, is in the column's class and its stored check found 0 mismatches; the
+    fixed-margin columns are never claimed; the table counts the cells as proofs."""
+    from hardsoft.atlas.evidence import class_violations
+    from hardsoft.model.io import load_model
+
+    out, items = program_atlas
+    cells = [c for c in items if "row_entry" not in c]
+    entries = [c["row_entry"] for c in items if "row_entry" in c]
+    assert {c["row"] for c in cells} == {e["id"] for e in entries} == {"maj", "first-a"}
+    assert all(e["note"] for e in entries)
+    for c in cells:
+        where = f"{c['row']} × {c['column']}"
+        assert (c["status"], c["evidence_kind"], c["verdict"]) == (
+            "constructed",
+            "proof",
+            "agrees",
+        ), where
+        assert not column(c["column"]).fixed_margin and not column(c["column"]).empirical, where
+        arts = c["evidence"]["artefacts"]
+        models = [k.removesuffix(" model") for k in arts if k.endswith(" model")]
+        assert models, where
+        for target in models:
+            model = load_model(out / arts[f"{target} model"])
+            assert class_violations(model, column(c["column"])) == [], where
+            report = json.loads((out / arts[f"{target} check"]).read_text())
+            assert report["mismatches"] == 0 and report["checked_strings"] > 0, where
+        assert c["evidence"]["commands"], where
+    table = build.summarize(cells, quick=True, seconds=0.0, extra_rows=entries)
+    assert table["kinds"] == {"proof": len(cells)} and table["cells_proved"] == len(cells)

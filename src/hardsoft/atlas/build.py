@@ -21,7 +21,13 @@ from typing import Any
 from hardsoft.atlas import construct, illustrate, learned
 from hardsoft.atlas.checks import run_check
 from hardsoft.atlas.evidence import CHECK_FILE, Budget, Evidence, decision_record, rel, row_language
-from hardsoft.atlas.rows import STAR_FREE_COLUMN, stored_rows, user_cell, write_json
+from hardsoft.atlas.rows import (
+    STAR_FREE_COLUMN,
+    stored_rows,
+    user_cells,
+    user_row_entry,
+    write_json,
+)
 from hardsoft.atlas.table import (
     CLAIMS,
     COLUMNS,
@@ -245,11 +251,28 @@ def build_atlas(
                     f"{row.id} × {col.id}: {cell['status']}, {cell['evidence_kind']} "
                     f"({cell['verdict']})"
                 )
-    if rows_sel is None and (cols_sel is None or STAR_FREE_COLUMN in cols_sel):
-        cells += [user_cell(rec, out) for rec in stored_rows(out)]
-    table = summarize(cells, quick, time.perf_counter() - started)
+    extra: list[dict[str, Any]] = []
+    if rows_sel is None:
+        cells_, extra = _user_rows(out, cols_sel)
+        cells += cells_
+    table = summarize(cells, quick, time.perf_counter() - started, extra)
     write_table(out, table)
     return table
+
+
+def _user_rows(
+    out: Path, cols_sel: set[str] | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The stored user rows' cells (in the selected columns) and their row entries."""
+    stored = stored_rows(out)
+    cells = [
+        c
+        for rec in stored
+        for c in user_cells(rec, out)
+        if cols_sel is None or c["column"] in cols_sel
+    ]
+    programs = [user_row_entry(rec) for rec in stored if rec.get("kind") == "program"]
+    return cells, programs  # a program row is listed even where it settles no cell
 
 
 def write_table(out: Path, table: dict[str, Any]) -> None:
@@ -268,11 +291,19 @@ def _count(cells: list[dict[str, Any]], key: str, order: list[str]) -> dict[str,
     return {k: n for k, n in counts.items() if n}
 
 
-def summarize(cells: list[dict[str, Any]], quick: bool, seconds: float) -> dict[str, Any]:
+def summarize(
+    cells: list[dict[str, Any]],
+    quick: bool,
+    seconds: float,
+    extra_rows: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The whole table: rows, columns, cells, and the counts by status and by evidence
-    kind (an illustration beside a proof is counted apart, never as a proof)."""
-    row_ids = list(dict.fromkeys(c["row"] for c in cells))
+    kind (an illustration beside a proof is counted apart, never as a proof).
+    ``extra_rows``: user rows (``{"id", "title", "note"?}``), listed even without a cell."""
+    extra = {r["id"]: r for r in extra_rows or []}
+    row_ids = list(dict.fromkeys([*(c["row"] for c in cells), *extra]))
     titles = {c["row"]: c["row_title"] for c in cells}
+    titles.update({r: e["title"] for r, e in extra.items()})
     kinds = _count(cells, "evidence_kind", [k.value for k in EvidenceKind])
     attached = sum(
         1
@@ -287,7 +318,7 @@ def summarize(cells: list[dict[str, Any]], quick: bool, seconds: float) -> dict[
             {"id": c.id, "title": c.title, "description": c.description, "class": c.model_class()}
             for c in COLUMNS
         ],
-        "rows": [{"id": r, "title": titles[r]} for r in row_ids],
+        "rows": [{"id": r, "title": titles[r], **extra.get(r, {})} for r in row_ids],
         "cells": cells,
         "counts": _count(cells, "status", [s.value for s in Status]),
         "kinds": kinds,
@@ -358,6 +389,7 @@ def refresh_page(out: Path) -> bool:
     if table.get("version") != VERSION:
         return False
     cells = [c for c in table["cells"] if not c.get("user_row")]
-    cells += [user_cell(rec, Path(out)) for rec in stored_rows(Path(out))]
-    write_table(Path(out), summarize(cells, table["mode"] == "quick", table["seconds"]))
+    user, extra = _user_rows(Path(out))
+    cells += user
+    write_table(Path(out), summarize(cells, table["mode"] == "quick", table["seconds"], extra))
     return True

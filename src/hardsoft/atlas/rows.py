@@ -166,7 +166,7 @@ def _refuse_overwrite(rows: Path, record: dict[str, Any]) -> None:
     except (OSError, ValueError):
         return  # an unreadable record is replaced
     if old.get("dfa") != record["dfa"]:
-        was = old.get("regex") or old.get("dfa_file") or "another language"
+        was = old.get("regex") or old.get("dfa_file") or old.get("program") or "another language"
         raise HardsoftError(
             f"row {record['name']!r} already exists in {str(rows)!r} for {was!r}, a different "
             "language; choose another --name, or pass --force to replace it"
@@ -230,6 +230,26 @@ def stored_rows(out: Path) -> list[dict[str, Any]]:
         except (OSError, ValueError) as exc:
             raise HardsoftError(f"cannot read the stored row {path}: {exc}") from None
     return rows
+
+
+def user_cells(rec: dict[str, Any], out: Path) -> list[dict[str, Any]]:
+    """The cells of a stored row: a regular row's star-free cell, or the cells a program
+    row's checked models settle (:mod:`hardsoft.atlas.program_rows`)."""
+    if rec.get("kind") == "program":
+        from hardsoft.atlas.program_rows import program_cells
+
+        return program_cells(rec, out)
+    return [user_cell(rec, out)]
+
+
+def user_row_entry(rec: dict[str, Any]) -> dict[str, Any]:
+    """The row as the table lists it (a program row also when no cell is settled, with what
+    each target gave)."""
+    if rec.get("kind") == "program":
+        from hardsoft.atlas.program_rows import describe
+
+        return {"id": rec["name"], "title": rec["name"], "note": describe(rec)}
+    return {"id": rec["name"], "title": rec["name"]}
 
 
 def user_cell(rec: dict[str, Any], out: Path) -> dict[str, Any]:

@@ -84,6 +84,12 @@ def add_row_cmd(
         None, "--regex", help="A regular expression: | * + ? ( ) [ab], . or Σ for any symbol."
     ),
     dfa: Path = input_file_option("--dfa", help="A DFA file (JSON; see docs/atlas.md)."),
+    program: str = typer.Option(
+        None,
+        "--program",
+        help="A program whose language is the row: FILE.cr (C-RASP), FILE.brasp (B-RASP), "
+        "FILE.py:NAME (RASP) or @NAME (a shipped example).",
+    ),
     alphabet: str = typer.Option(
         None, "--alphabet", help="The symbols (default: those the expression mentions)."
     ),
@@ -93,12 +99,26 @@ def add_row_cmd(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Decide whether a regular language is star-free (aperiodic syntactic monoid,
-    Schützenberger 1965), which by Yang, Chiang & Angluin (2024) decides the column
+    """Add a row to the atlas in --out (stored under OUT/rows/, put on the page if one is
+    built there).
+
+    --regex / --dfa: decide whether the regular language is star-free (aperiodic syntactic
+    monoid, Schützenberger 1965), which by Yang, Chiang & Angluin (2024) decides the column
     unique-hard / strict masks / no position features: impossible if not, constructed if the
-    bounded formula search finds a formula (compiled and checked), possible otherwise. The row
-    is stored under --out and put on the page there if one is built."""
+    bounded formula search finds a formula (compiled and checked), possible otherwise.
+
+    --program: the language the program accepts (its last statement true at the last
+    position). The program is compiled to every target of its notation and each model is
+    checked against the program's interpreter; a column is constructed (proof) where a model
+    with 0 mismatches lies in the column's class, read from the model. Refused targets are
+    listed with their reasons; other columns stay open (no claim)."""
     from hardsoft.atlas.build import refresh_page
+    from hardsoft.errors import HardsoftError
+
+    if sum(x is not None for x in (regex, dfa, program)) != 1:
+        raise HardsoftError("give exactly one of --regex, --dfa and --program")
+    if program is not None:
+        return _add_program_row(Path(out), name, program, alphabet, force, as_json)
     from hardsoft.atlas.rows import add_row
 
     record = add_row(Path(out), name, regex, dfa, alphabet, force=force)
@@ -135,3 +155,48 @@ def add_row_cmd(
         console.print(
             f"no current atlas page in {out}: `hardsoft atlas --out {out}` builds it, with this row"
         )
+
+
+def _page_line(out: Path, updated: bool) -> None:
+    page = out / "index.html"
+    if updated:
+        console.print(f"the row is on the page: {page}")
+    else:
+        console.print(
+            f"no current atlas page in {out}: `hardsoft atlas --out {out}` builds it, with this row"
+        )
+
+
+def _add_program_row(
+    out: Path, name: str, program: str, alphabet: str | None, force: bool, as_json: bool
+) -> None:
+    """``add-row --program``: compile, check and place; print the record or a summary."""
+    from hardsoft.atlas.build import refresh_page
+    from hardsoft.atlas.program_rows import add_program_row
+
+    progress = None if as_json else (lambda line: err_console.print(line))
+    record = add_program_row(out, name, program, alphabet, force=force, progress=progress)
+    record["page_updated"] = refresh_page(out)
+    if as_json:
+        print_json(record)
+        return
+    console.print(f"{name}: the language of {record['notation']} program {program}")
+    for t in record["targets"]:
+        if "refused" in t:
+            console.print(f"  {t['target']}: refused: {t['refused']}")
+            continue
+        where = ", ".join(t["columns"]) or "no column (outside every class, or not exact)"
+        console.print(
+            f"  {t['target']}: {t['mismatches']} mismatches on {t['checked_strings']} words "
+            f"(every word to n = {t['exhaustive_to_n']}, random to n = {t['max_n']}) -> "
+            f"constructed in: {where}  [{out / t['model']}]"
+        )
+    if record["settled"]:
+        console.print(
+            f"=> constructed (proof) in: {', '.join(record['settled'])}; every other column: "
+            "open (no claim)"
+        )
+    else:
+        console.print("=> no column settled: every column open (no claim)")
+    console.print(f"stored: {record['evidence_path']}")
+    _page_line(out, record["page_updated"])
