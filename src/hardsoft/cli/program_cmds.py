@@ -340,12 +340,14 @@ def _print_compiled(s: dict) -> None:
     for o in s["outputs"]:
         formula = s["formulas"].get(o["name"])
         shown = f" = {formula}" if formula else ""
-        console.print(f"  output {o['name']}{shown}", markup=False, soft_wrap=True)
+        unit = f" (carried as {o['unit']}; `run` prints it decoded)" if o.get("unit") else ""
+        console.print(f"  output {o['name']}{shown}{unit}", markup=False, soft_wrap=True)
     c = s["certificate"] or {}
     if c.get("theorem"):
         console.print(f"certificate: {c['theorem']}", markup=False, soft_wrap=True)
     if c.get("values"):
-        console.print(f"  τ(n) = {c['tau']}  ({c.get('tau_order', '')})", markup=False)
+        how = c.get("tau_order") or (f"ε = {c['eps']}" if "eps" in c else "")
+        console.print(f"  τ(n) = {c['tau']}  ({how})", markup=False, soft_wrap=True)
         for n, v in c["values"].items():
             console.print(f"  n = {n:>5}: τ = {v['tau']:.3g}", markup=False)
     elif c:
