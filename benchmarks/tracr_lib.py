@@ -380,7 +380,7 @@ def _reused_runs(results: dict[str, Any]) -> list[str]:
 def _update(json_path: Path, change: Any) -> dict[str, Any]:
     """Read the results file, apply ``change`` to it, write it back atomically, under a lock
     (the ours and Tracr parts may run as two processes)."""
-    lock = json_path.with_suffix(".lock")
+    lock = Path(tempfile.gettempdir()) / f"{json_path.resolve().as_posix().replace('/', '_')}.lock"
     with open(lock, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         data = json.loads(json_path.read_text()) if json_path.exists() else {}
