@@ -55,8 +55,12 @@ EXAMPLES = _console_examples()
 
 @pytest.mark.parametrize(("command", "shown", "files"), EXAMPLES, ids=[c for c, _, _ in EXAMPLES])
 def test_the_console_examples_print_what_the_doc_shows(
-    command: str, shown: list[str], files: dict[str, str], tmp_path: Path, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
+    command: str,
+    shown: list[str],
+    files: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import shlex
 
     from tests._cli import run_cli
