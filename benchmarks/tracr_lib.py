@@ -308,7 +308,8 @@ def markdown(data: dict[str, Any], args: argparse.Namespace) -> str:
         "decoded output equal to Tracr's own `rasp.evaluate` on random words of length N and of "
         "length N/2 (numerical outputs right within 0.01; None positions skipped). A row that "
         "did not finish says so; a program that did not finish at a smaller N is not run at a "
-        "larger one.",
+        "larger one. `make_sort_unique` is defined only where its keys are distinct: its words "
+        "(ours and Tracr's) are permutations of min(n, 26) of its 26 letters.",
         "",
         "| program | ours: status | ours: parameters (every n) | "
         + " | ".join(f"ours: n = {n}" for n in lens)
