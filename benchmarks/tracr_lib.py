@@ -21,8 +21,20 @@ Usage (outside CI; Tracr is not a dependency)::
     python benchmarks/tracr_lib.py --tracr /path/to/tracr-checkout \\
         --tracr-python /tmp/tracr-venv/bin/python -o benchmarks/results/tracr_lib.md
 
-The script runs the Tracr part in a subprocess per (program, max_seq_len) with ``--timeout``
-seconds each, so that a compile that does not finish is recorded as such.
+The script runs the Tracr part in a subprocess per (program, max_seq_len), stopped after
+``--timeout`` seconds or above ``--memory-gb``, so that a compile that does not finish is
+recorded as such (never guessed); a program that did not finish at a smaller N is not run at a
+larger one (``--run-after-unfinished`` runs it). Rows are kept in the JSON beside ``-o``, keyed
+by program and N, each with when it was measured (date, load, wall time): a later run measures
+only the missing rows, ``--reuse OLD.json`` takes the rows of an earlier run (marked as such,
+with that run's date and machine), ``--rerun PROGRAM:N,...`` measures rows again (the earlier
+attempt is kept), ``--note PROGRAM:N=TEXT`` says why, ``--stop-at TIME`` starts no row after
+TIME, ``--ours-only``/``--tracr-only`` measure one side (the two may run at once), and
+``--table-only`` writes the table from the JSON. The recorded run (2026-11-26)::
+
+    python benchmarks/tracr_lib.py --tracr-only --reuse first-run/tracr_lib.json \
+        --rerun make_frac_prevs:10,make_reverse:10 --samples 4 --timeout 600 --memory-gb 6 ...
+    python benchmarks/tracr_lib.py --ours-only --samples 4
 """
 
 from __future__ import annotations
