@@ -40,6 +40,9 @@ def test_compile_check_and_run_end_to_end(tmp_path: Path) -> None:
     assert res.rc == 0, res.err
     report = json.loads(res.out)
     assert report["mismatches"] == 0 and report["max_n"] == 200
+    res = run_cli("program", "compile", f"{LIB}:hist", "-o", str(model))
+    assert "output hist (carried as count/n; `run` prints it decoded)" in res.out
+    assert "τ(n) = 1  (ε = " in res.out
     res = run_cli("run", str(model), "--input", "abcaab")
     assert res.rc == 0
     assert "hist (decoded from count/n): 3 2 1 3 3 2" in res.out
@@ -139,6 +142,24 @@ def test_errors_while_running(tmp_path: Path) -> None:
     assert "'z' at position 3 is not in the vocabulary 'ab'" in one_error(res)
     res = run_cli("program", "run", f"{LIB}:nothing", "--input", "ab")
     assert "defines no 'nothing' (its SOps:" in one_error(res)
+
+
+def test_an_exception_in_a_users_map_is_one_line(tmp_path: Path) -> None:
+    """Running: the Map, its error, the value and where (RASP's index and the 1-based
+    position); compiling: refused (the value is one its input can take), nothing written."""
+    src = write(
+        tmp_path,
+        "from hardsoft import rasp\n"
+        "program = rasp.Map(lambda x: {'a': 1}[x], rasp.tokens).named('lookup')\n",
+    )
+    res = run_cli("program", "run", str(src), "--vocab", "ab", "--input", "aab", "--json")
+    line = one_error(res)
+    assert "Map lookup raised KeyError: 'b' on 'b' (index 2, position 3)" in line
+    model = tmp_path / "m.safetensors"
+    model.write_bytes(b"kept")
+    res = run_cli("program", "compile", str(src), "--vocab", "ab", "-o", str(model))
+    assert "Map lookup raised KeyError" in one_error(res)
+    assert model.read_bytes() == b"kept"
 
 
 def test_options_for_the_other_mode_are_refused(tmp_path: Path) -> None:

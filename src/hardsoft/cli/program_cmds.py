@@ -328,14 +328,16 @@ def _print_compiled(s: dict) -> None:
     for o in s["outputs"]:
         formula = s["formulas"].get(o["name"])
         shown = f" = {formula}" if formula else ""
-        console.print(f"  output {o['name']}{shown}", markup=False, soft_wrap=True)
+        unit = f" (carried as {o['unit']}; `run` prints it decoded)" if o.get("unit") else ""
+        console.print(f"  output {o['name']}{shown}{unit}", markup=False, soft_wrap=True)
     c = s["certificate"] or {}
     if c.get("theorem"):
         console.print(f"certificate: {c['theorem']}", markup=False, soft_wrap=True)
     if isinstance(c.get("tau"), list):  # the compiler's certificate (B-RASP): τ per head group
         _print_head_taus(c)
     elif c.get("values"):
-        order = f"  ({c['tau_order']})" if c.get("tau_order") else ""
+        how = c.get("tau_order") or (f"ε = {c['eps']}" if "eps" in c else "")
+        order = f"  ({how})" if how else ""
         console.print(f"  τ(n) = {c['tau']}{order}", markup=False, soft_wrap=True)
         for n, v in c["values"].items():
             console.print(f"  n = {n:>5}: τ = {v['tau']:.3g}", markup=False)

@@ -131,7 +131,7 @@ class Evaluator:
                 except Exception as exc:  # the user's function: any exception is theirs
                     raise RaspError(
                         f"{type(expr).__name__} {expr.name} raised {type(exc).__name__}: "
-                        f"{exc} on {', '.join(map(repr, vals))} (position {i})"
+                        f"{exc} on {', '.join(map(repr, vals))} (index {i}, position {i + 1})"
                     ) from exc
             out.append(cache[k])
         return out
@@ -218,14 +218,14 @@ class Evaluator:
                     out[i] = distinct[int(lo[r])]  # one value, held by every selected position
                 elif categorical:
                     raise AggregateError(
-                        f"categorical Aggregate {expr.name} averages several values at "
-                        f"position {i}: {_shown(values, block[r])} (it must select one position,"
-                        " or positions holding one number; or declare it numerical)"
+                        f"categorical Aggregate {expr.name} averages several values at index "
+                        f"{i} (position {i + 1}): {_shown(values, block[r])} (it must select "
+                        "one position, or positions holding one number; or declare it numerical)"
                     )
                 elif not all_num[r]:
                     raise AggregateError(
                         f"numerical Aggregate {expr.name} averages values that are not all "
-                        f"numbers at position {i}: {_shown(values, block[r])}"
+                        f"numbers at index {i} (position {i + 1}): {_shown(values, block[r])}"
                     )
                 else:
                     out[i] = float(sums[r]) / c
