@@ -139,7 +139,21 @@ def _per_name(value: Any, name: str) -> Any:
     return value
 
 
+_RUNS: dict[tuple[str, int, int], dict[str, Any]] = {}
+"""Files already run in this process, by (path, mtime, size): a file holding many programs
+(``program list``, the ``programs`` experiment) runs once, as a module is imported once; an
+edited file runs again."""
+
+
 def _run_file(path: Path) -> dict[str, Any]:
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _RUNS:
+        _RUNS[key] = _execute(path)
+    return _RUNS[key]
+
+
+def _execute(path: Path) -> dict[str, Any]:
     try:
         return runpy.run_path(str(path), run_name="__rasp__")
     except SyntaxError as exc:
