@@ -100,6 +100,7 @@ def main() -> None:
 
 def write(path: Path, args: argparse.Namespace, rows: dict, checks: dict) -> None:
     base = rows["baseline run --json"]["wall"]
+    base_cpu = rows["baseline run --json"]["cpu"]
     lines = [
         f"# `hardsoft run` at n = {args.n:,}: JSON (baseline and now) and `-o OUT.npy`",
         "",
@@ -108,13 +109,14 @@ def write(path: Path, args: argparse.Namespace, rows: dict, checks: dict) -> Non
         " | ".join(f"{k}: {v}" for k, v in environment("cpu").items()),
         f"1-min load average at the end: {os.getloadavg()[0]:.2f}",
         "",
-        "| command | wall s | CPU s | peak RSS MiB | baseline wall / this wall |",
-        "|---|---:|---:|---:|---:|",
+        "| command | wall s | CPU s | peak RSS MiB | baseline wall / this wall | "
+        "baseline CPU / this CPU |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name, r in rows.items():
         lines.append(
             f"| {name} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['rss']:.0f} | "
-            f"{base / r['wall']:.2f} |"
+            f"{base / r['wall']:.2f} | {base_cpu / r['cpu']:.2f} |"
         )
     lines += ["", "Checks: " + "; ".join(f"{k}: {v}" for k, v in checks.items()), ""]
     path.write_text("\n".join(lines))

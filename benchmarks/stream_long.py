@@ -12,6 +12,9 @@ value from the prefix count (mismatches and the first wrong position). For PARIT
 (``hardsoft run --input-file F --json``), position by position.
 
     python benchmarks/stream_long.py --lengths 1000000,100000000 --write results/stream_long.md
+
+``--busy`` runs one other CPU-bound job (``python -c "while 1: pass"``) during each streamed
+run, as a user on a shared machine would have (issue #32: PARITY at 4·10^7 within 10 min).
 """
 
 from __future__ import annotations
@@ -80,17 +83,24 @@ def mismatches(path: Path, out: Path, n: int, rule) -> tuple[int, int | None]:
     return bad, first
 
 
-def time_v(cmd: list[str]) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS (KiB) and stdout of ``/usr/bin/time -v CMD``."""
-    start = time.perf_counter()
-    res = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
-    wall = time.perf_counter() - start
+def time_v(cmd: list[str], busy: bool = False) -> tuple[float, int, str, float]:
+    """Wall seconds, peak RSS (KiB), stdout and CPU seconds (user + system) of
+    ``/usr/bin/time -v CMD``; with ``busy``, one CPU-bound job runs alongside."""
+    hog = subprocess.Popen([sys.executable, "-c", "while 1: pass"]) if busy else None
+    try:
+        start = time.perf_counter()
+        res = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    finally:
+        if hog is not None:
+            hog.kill()
+            hog.wait()
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {res.stderr[-2000:]}")
-    rss = next(
-        int(line.split(":")[1]) for line in res.stderr.splitlines() if "Maximum resident" in line
-    )
-    return wall, rss, res.stdout
+    facts = dict(line.strip().partition(": ")[::2] for line in res.stderr.splitlines())
+    rss = int(facts["Maximum resident set size (kbytes)"])
+    cpu = float(facts["User time (seconds)"]) + float(facts["System time (seconds)"])
+    return wall, rss, res.stdout, cpu
 
 
 def compare_whole(model: Path, word: Path, out: Path) -> dict:
@@ -117,7 +127,7 @@ def one_length(name: str, model: Path, rule, n: int, tmp: Path, args) -> tuple[d
     floor_s, _ = floor(word, n, args.chunk)
     cmd = [HARDSOFT, "run", str(model), "--stream", "--input-file", str(word)]
     cmd += ["--chunk", str(args.chunk), "-o", str(out), "--json"]
-    wall, rss, stdout = time_v(cmd)
+    wall, rss, stdout, cpu = time_v(cmd, args.busy)
     summary = json.loads(stdout)
     bad, first = mismatches(word, out, n, rule)
     row = {
@@ -126,6 +136,7 @@ def one_length(name: str, model: Path, rule, n: int, tmp: Path, args) -> tuple[d
         "floor s": floor_s,
         "stream wall s": wall,
         "stream / floor": wall / floor_s,
+        "stream CPU s": cpu,
         "engine s": summary["seconds"],
         "engine / floor": summary["seconds"] / floor_s,
         "peak RSS MiB": rss / 1024,
@@ -147,6 +158,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tmp", default=None, help="Folder for the word and output files.")
     ap.add_argument("--write", default=None)
+    ap.add_argument("--busy", action="store_true", help="One other CPU-bound job alongside.")
     args = ap.parse_args()
     env = environment("cpu")
     rows, compared = [], None
@@ -191,7 +203,7 @@ def render(env: dict, rows: list[dict], compared: dict | None, args) -> str:
         "# Streaming runs to n = 10^8 against a plain numpy pass (the floor)",
         "",
         f"`python benchmarks/stream_long.py --lengths {args.lengths} --models {args.models} "
-        f"--chunk {args.chunk}`",
+        f"--chunk {args.chunk}{' --busy' if args.busy else ''}`",
         "",
         head,
         "",

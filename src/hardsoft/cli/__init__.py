@@ -86,11 +86,14 @@ def _fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
+NO_COMMAND = "give a command (the list is above; --help shows it again)"
+
+
 def _usage_message(exc: Exception) -> str:
     """click's usage errors (a bad option, a missing argument, a missing command), one line."""
     text = str(exc.format_message()).strip()  # type: ignore[attr-defined]
     if not text:
-        return "give a command (the list is above; --help shows it again)"
+        return NO_COMMAND
     return " ".join(text.split())
 
 
@@ -139,6 +142,11 @@ def main(argv: list[str] | None = None) -> None:
         from hardsoft.runtime import configure_threads
 
         configure_threads()
+        if not (sys.argv[1:] if argv is None else argv):
+            # the help, then a usage error: click 8.2 does this itself, click 8.1 (typer
+            # 0.15.4's, the floor) would exit 0
+            app(args=["--help"], prog_name="hardsoft", standalone_mode=False)
+            _fail(NO_COMMAND, EXIT_USAGE)
         rc = app(args=argv, prog_name="hardsoft", standalone_mode=False)
     except HardsoftError as exc:
         _fail(str(exc), EXIT_USAGE)

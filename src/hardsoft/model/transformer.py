@@ -244,12 +244,12 @@ class Block(nn.Module):
 
     def ffn_in(self, x: torch.Tensor, bias: bool = True) -> torch.Tensor:
         """The feed-forward's pre-activations ``x W_in (+ b_in)`` of its inputs ``x``."""
-        return x @ self.W_in + self.b_in if bias else x @ self.W_in
+        return (x @ self.W_in).add_(self.b_in) if bias else x @ self.W_in
 
     def ffn_out(self, hidden: torch.Tensor, bias: bool = True) -> torch.Tensor:
         """What the feed-forward adds to the residual: ``hidden W_out (+ b_out)`` of the
         post-ReLU ``hidden``."""
-        return hidden @ self.W_out + self.b_out if bias else hidden @ self.W_out
+        return (hidden @ self.W_out).add_(self.b_out) if bias else hidden @ self.W_out
 
     def after_attention(
         self,
@@ -267,8 +267,10 @@ class Block(nn.Module):
             trace[f"{prefix}.resid_mid"] = x
         if self.spec.d_ff:
             f_in = self.ln2(x) if self.layer_norm is LayerNormPlacement.PRE else x
-            hidden = torch.relu(self.ffn_in(f_in))
-            x = x + self.ffn_out(hidden, bias=False) + self.b_out  # this order: bitwise as before
+            hidden = torch.relu_(self.ffn_in(f_in))
+            # (x + hidden W_out) + b_out, bitwise; accumulated in the fresh product, not in
+            # new n x d_model tensors (at n = 10^7 each is 1.4 GB of page faults)
+            x = self.ffn_out(hidden, bias=False).add_(x).add_(self.b_out)
             if trace is not None:
                 trace[f"{prefix}.ffn.hidden"] = hidden
         if post:
@@ -287,11 +289,14 @@ class Block(nn.Module):
     ) -> torch.Tensor:
         if self.heads:
             a_in = self.attn_input(x)
-            att = sum(
-                head(a_in, chunk_size=chunk_size, trace=trace, prefix=f"{prefix}.attn.{h}")
-                for h, head in enumerate(self.heads)
-            )
-            x = x + att
+            att: torch.Tensor | None = None
+            for h, head in enumerate(self.heads):
+                out = head(a_in, chunk_size=chunk_size, trace=trace, prefix=f"{prefix}.attn.{h}")
+                # x + ((0 + out_0) + out_1 ...), bitwise, summed in one fresh tensor (a head's
+                # own output may be held by a trace or a hook: it is never written to)
+                att = out + 0.0 if att is None else att.add_(out)
+            assert att is not None
+            x = att.add_(x)
         return self.after_attention(x, trace=trace, prefix=prefix)
 
 
@@ -389,7 +394,8 @@ class Transformer(nn.Module):
             pos = self.position_embedding(tokens.shape[1])
         if trace is not None:
             trace["embed.tokens"], trace["embed.positions"] = tok, pos.expand_as(tok)
-        return tok + pos
+            return tok + pos
+        return tok.add_(pos)  # tok is a fresh gather: no second n x d_model tensor
 
     def readout(self, x: torch.Tensor) -> torch.Tensor:
         """The outputs ``LN_final(x) W_U + b_U`` (``ln_final`` only for pre-norm models) of
@@ -400,7 +406,7 @@ class Transformer(nn.Module):
 
     def unembed(self, x: torch.Tensor, bias: bool = True) -> torch.Tensor:
         """``x W_U (+ b_U)``: the readout without the final layer norm."""
-        return x @ self.W_U + self.b_U if bias else x @ self.W_U
+        return (x @ self.W_U).add_(self.b_U) if bias else x @ self.W_U
 
     def accepts(self, outputs: torch.Tensor) -> torch.Tensor:
         """The acceptance bit of outputs ``[..., d_out]`` read at the last position, by the
