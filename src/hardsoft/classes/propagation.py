@@ -268,15 +268,17 @@ def merge_groups(
     predicates: list[Function],
     preds: Predicates,
     simplify: bool = True,
-) -> tuple[list[Any], list[Function], Function]:
-    """Merge items with equal keys (their predicates or-ed), drop predicates that never hold,
-    simplify the predicates on their disjunction, the layer's domain (``simplify``, for
-    intermediate layers). Returns (items, predicates, domain)."""
+    prune: bool = True,
+) -> tuple[list[Any], list[Function], Function | None]:
+    """Merge items with equal keys (their predicates or-ed), drop predicates that never hold
+    (modulo the facts with ``prune``, else only the empty BDD), simplify the predicates on
+    their disjunction, the layer's domain (``simplify``, for intermediate layers). Returns
+    (items, predicates, domain); no domain without ``simplify``."""
     groups: dict[bytes, int] = {}
     out_items: list[Any] = []
     out_preds: list[Function] = []
     for item, key, pred in zip(items, keys, predicates):
-        if preds.is_false(pred):
+        if pred == preds.false or (prune and preds.is_false(pred)):
             continue
         if key in groups:
             out_preds[groups[key]] = out_preds[groups[key]] | pred
@@ -284,8 +286,10 @@ def merge_groups(
             groups[key] = len(out_items)
             out_items.append(item)
             out_preds.append(pred)
+    if not simplify:
+        return out_items, out_preds, None
     domain = reduce(lambda a, b: a | b, out_preds, preds.false)
-    if simplify and len(out_preds) <= SIMPLIFY_LIMIT:
+    if len(out_preds) <= SIMPLIFY_LIMIT:
         out_preds = [preds.simplify(u, domain) for u in out_preds]
     return out_items, out_preds, domain
 
@@ -304,12 +308,13 @@ def declare_symbols(preds: Predicates, alphabet: tuple[str, ...]) -> list[Functi
 
 
 def _merge(
-    vectors: np.ndarray, predicates: list[Function], preds: Predicates, simplify: bool = True
+    vectors: np.ndarray, predicates: list[Function], preds: Predicates, final: bool = False
 ) -> LayerClasses:
-    """Merge equal vectors (their predicates or-ed); see :func:`merge_groups`."""
+    """Merge equal vectors (their predicates or-ed); see :func:`merge_groups`. The final
+    layer is only read out: its predicates are not simplified on a domain."""
     rows = [vec + 0.0 for vec in vectors]  # -0.0 and 0.0 are one value
     kept, out_preds, domain = merge_groups(
-        rows, [r.tobytes() for r in rows], predicates, preds, simplify
+        rows, [r.tobytes() for r in rows], predicates, preds, simplify=not final
     )
     width = vectors.shape[1] if vectors.ndim == 2 else 0
     stacked = np.stack(kept) if kept else np.zeros((0, width))
@@ -498,7 +503,7 @@ def _block(
             pred = ctx
             for _, q in combo:
                 pred = pred & q
-            if p.is_false(pred):
+            if pred == p.false:  # the facts prune the merged classes (merge_groups)
                 continue
             x = torch.from_numpy(classes.vectors[c])
             if combo:
@@ -510,7 +515,7 @@ def _block(
         out = block.after_attention(torch.stack(vectors)).numpy() if vectors else None
     if out is None:
         return LayerClasses(np.zeros((0, classes.vectors.shape[1])), [])
-    return _merge(out, predicates, p, simplify=not last)
+    return _merge(out, predicates, p, final=last)
 
 
 # ---------------------------------------------------------------------------- the model
