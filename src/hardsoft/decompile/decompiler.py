@@ -330,12 +330,30 @@ def decompile(
 # ---------------------------------------------------------------------------- verification
 
 
+CHECK_POSITIONS = 1 << 15
+"""Positions per forward pass of the check: many short words go in one batch."""
+
+
 def model_bits(model: Transformer, words: list[str], n_outputs: int) -> list[np.ndarray]:
-    """The model's rounded outputs ``[n, n_outputs]`` on each word (its declared readout)."""
+    """The model's rounded outputs ``[n, n_outputs]`` on each word (its declared readout).
+    Words are batched by length, and every head takes its exact fast path where one applies
+    (docs/model.md, "Fast paths"), at short lengths too."""
     import torch
 
+    from hardsoft.model.fastpath import fast_paths
+
     acc = acceptance_of(model)
-    outs = model.run_words(words)
+    by_len: dict[int, list[int]] = {}
+    for idx, w in enumerate(words):
+        by_len.setdefault(len(w), []).append(idx)
+    outs: list[np.ndarray] = [np.zeros((0, 0))] * len(words)
+    with fast_paths("force"):
+        for n, idxs in by_len.items():
+            group = model.run_words(
+                [words[i] for i in idxs], batch_size=max(1, CHECK_POSITIONS // max(n, 1))
+            )
+            for i, y in zip(idxs, group):
+                outs[i] = y
     bits = []
     for y in outs:
         t = torch.from_numpy(np.asarray(y, dtype=np.float64))
@@ -363,14 +381,24 @@ def exhaustive_words(
     return words, m
 
 
+WORDS_PER_LENGTH = 10
+"""Random words share their length in groups of this many, so the model and the evaluator
+run each group as one batch (one forward pass per length, not per word)."""
+
+
 def random_words_upto(alphabet: tuple[str, ...], count: int, max_n: int, seed: int) -> list[str]:
-    """``count`` uniform random words, lengths uniform in 1..max_n."""
+    """``count`` uniform random words over ``alphabet``, in groups of :data:`WORDS_PER_LENGTH`
+    sharing a length: the lengths are ``max_n`` and uniform draws from 1..max_n (so the
+    longest word checked is ``max_n``, and each length is one batch)."""
     rng = np.random.default_rng(seed)
     letters = np.array(alphabet)
-    return [
-        "".join(letters[rng.integers(0, len(alphabet), size=int(rng.integers(1, max_n + 1)))])
-        for _ in range(count)
-    ]
+    groups = -(-count // WORDS_PER_LENGTH) if count else 0
+    lengths = [max_n] + [int(x) for x in rng.integers(1, max_n + 1, size=max(0, groups - 1))]
+    words = []
+    for k in range(count):
+        n = lengths[k // WORDS_PER_LENGTH]
+        words.append("".join(letters[rng.integers(0, len(alphabet), size=n)]))
+    return words
 
 
 def agreement(
