@@ -23,6 +23,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
+from hardsoft.classes import budget
 from hardsoft.logic.linear import as_linear, comparison
 from hardsoft.logic.syntax import (
     And,
@@ -191,6 +192,7 @@ class Predicates:
         key = frozenset(support - self._base_vars)
         hit = self._care_memo.get(key)
         if hit is None:
+            budget.check()
             self._relate_within(key)
             hit = self.base
             for var in key:
@@ -502,6 +504,7 @@ class Predicates:
             suffix[idx] = suffix[idx + 1] | self._cube(cubes[idx])
         prefix = self.false  # the improved cubes before idx
         for idx, cube in enumerate(cubes):
+            budget.check()
             best = self._expand(cube, upper)
             # what this cube must go on covering: its part of lower the others miss
             duty = self._cube(cube) & lower & ~(prefix | suffix[idx + 1]) if extra else None
@@ -561,6 +564,7 @@ class Predicates:
 
     def _isop(self, lower: Function, upper: Function) -> tuple[list[Cube], Function]:
         """Minato–Morreale: an irredundant cover c with lower <= c <= upper."""
+        budget.check()
         if lower == self.bdd.false:
             return [], self.bdd.false
         if upper == self.bdd.true:
@@ -621,7 +625,7 @@ class Predicates:
         return atom if lit[1] else _negate(atom)
 
 
-class _Names(dict):  # type: ignore[type-arg]
+class _Names(dict):
     """``Predicates.atom_of``: temporal atoms are named when first read."""
 
     def __init__(self, preds: Predicates) -> None:

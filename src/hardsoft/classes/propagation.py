@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from hardsoft.classes import budget
 from hardsoft.classes.boolean import Function, Predicates
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.parser import parse
@@ -485,21 +486,25 @@ def _block(
     ell: int,
     max_classes: int,
     last: bool = False,
+    progress: Progress | None = None,
 ) -> LayerClasses:
     tables = [head_table(block, head, classes, ell, h) for h, head in enumerate(block.heads)]
     classes.heads = tables
     bound = sum(math.prod(estimate(t, c) for t in tables) for c in range(len(classes)))
     if bound > max_classes:
         raise HardsoftError(
-            f"block {ell} may have up to {bound:,} classes (estimated before the work), more "
-            f"than --max-classes {max_classes:,}"
+            f"block {ell + 1} may have up to {bound:,} classes (estimated before the work), "
+            f"more than --max-classes {max_classes:,}"
         )
     vectors: list[torch.Tensor] = []
     predicates: list[Function] = []
     for c in range(len(classes)):
         ctx = classes.predicates[c]
+        if progress is not None:
+            progress(f"block {ell + 1}: query class {c + 1} of {len(classes)}, {len(tables)} heads")
         options = [list(head_outcomes(p, t, classes, c).values()) for t in tables]
         for combo in product(*options):
+            budget.check()
             pred = ctx
             for _, q in combo:
                 pred = pred & q
@@ -546,7 +551,7 @@ def propagate(
         if progress is not None:
             progress(f"block {ell + 1} of {len(m64.blocks)} ({len(layers[-1])} classes)")
         last = ell == len(m64.blocks) - 1
-        layers.append(_block(p, block, layers[-1], ell, max_classes, last))
+        layers.append(_block(p, block, layers[-1], ell, max_classes, last, progress))
     with torch.no_grad():
         outputs = m64.readout(torch.from_numpy(layers[-1].vectors)).numpy()
     return ClassTable(m64, p, layers, outputs, tuple(m64.spec.position_features))
