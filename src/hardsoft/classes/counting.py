@@ -413,6 +413,8 @@ def propagate_counting(
     m64 = float64_copy(model)
     p = Predicates()
     vars_ = Vars(p)
+    if progress is not None:
+        progress("layer 0: classes of the symbols and position features")
     layers = [layer0(m64, p)]
     for ell, block in enumerate(m64.blocks):
         if progress is not None:

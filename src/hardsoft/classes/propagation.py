@@ -546,6 +546,8 @@ def propagate(
     check(model)
     m64 = float64_copy(model)
     p = Predicates()
+    if progress is not None:
+        progress("layer 0: classes of the symbols and position features")
     layers = [layer0(m64, p)]
     for ell, block in enumerate(m64.blocks):
         if progress is not None:
