@@ -439,6 +439,13 @@ class Predicates:
         atoms: dict[str, Formula] = {}
         return self._render(u, memo, atoms)
 
+    def render_with(
+        self, u: Function, memo: dict[Any, Formula], atoms: dict[str, Formula]
+    ) -> Formula:
+        """:meth:`render` sharing ``memo`` and ``atoms`` across calls (the parts of one
+        output print their shared atoms the same way)."""
+        return self._render(u, memo, atoms)
+
     def _render(
         self, u: Function, memo: dict[Any, Formula], atoms: dict[str, Formula] | None
     ) -> Formula:

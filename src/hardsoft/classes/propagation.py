@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import reduce
 from itertools import product
@@ -106,11 +106,24 @@ class LayerClasses:
     domain: Function | None = None
     """The disjunction of the predicates: true at every position (the classes partition the
     positions), so predicates may be simplified wherever it holds."""
+    parts: list[list[tuple[int, Function]]] | None = None
+    """Final layer only: per class, the (query class of the block before, conjunction of head
+    outcome predicates) pairs merged into it. A class's predicate is the disjunction of
+    ``before[c] & outcome``; kept so outputs can be written per query class
+    (:func:`hardsoft.decompile.decompiler`) instead of as one BDD over every atom."""
 
-    def union(self, preds: Predicates, members: list[int] | np.ndarray) -> Function:
-        """The disjunction of the members' predicates, simplified on the domain."""
-        u = reduce(lambda a, b: a | b, (self.predicates[k] for k in members), preds.false)
-        return u if self.domain is None else preds.simplify(u, self.domain)
+    _unions: dict[frozenset[int], Function] = field(default_factory=dict, repr=False)
+
+    def union(self, preds: Predicates, members: Iterable[int]) -> Function:
+        """The disjunction of the members' predicates, simplified on the domain (memoised:
+        every query class asks for the unions of its tiers, and they repeat)."""
+        key = frozenset(int(k) for k in members)
+        hit = self._unions.get(key)
+        if hit is None:
+            u = reduce(lambda a, b: a | b, (self.predicates[k] for k in sorted(key)), preds.false)
+            hit = u if self.domain is None else preds.simplify(u, self.domain)
+            self._unions[key] = hit
+        return hit
 
     def __len__(self) -> int:
         return len(self.predicates)
@@ -452,6 +465,7 @@ def head_outcomes(
     elif table.mask is Mask.STRICT_PAST:
         add(np.zeros_like(table.outputs[0]), p.atom(Last()))
     higher = p.false
+    above: list[int] = []
     for score in sorted({float(s) for s in row[keys]}, reverse=True):
         members = [k for k in keys if row[k] == score]
         tier = classes.union(p, members)
@@ -470,9 +484,8 @@ def head_outcomes(
             pred = none_higher & near
             if not p.is_false(ctx & pred):
                 add(table.outputs[ks[0]], pred)
-        higher = higher | tier
-        if classes.domain is not None:
-            higher = p.simplify(higher, classes.domain)
+        above += members
+        higher = classes.union(p, above)
     return out
 
 
@@ -498,6 +511,7 @@ def _block(
         )
     vectors: list[torch.Tensor] = []
     predicates: list[Function] = []
+    origins: list[tuple[int, Function]] = []
     for c in range(len(classes)):
         ctx = classes.predicates[c]
         if progress is not None:
@@ -505,9 +519,10 @@ def _block(
         options = [list(head_outcomes(p, t, classes, c).values()) for t in tables]
         for combo in product(*options):
             budget.check()
-            pred = ctx
+            outcome = p.true
             for _, q in combo:
-                pred = pred & q
+                outcome = outcome & q
+            pred = ctx & outcome
             if pred == p.false:  # the facts prune the merged classes (merge_groups)
                 continue
             x = torch.from_numpy(classes.vectors[c])
@@ -516,11 +531,29 @@ def _block(
                 x = x + att
             vectors.append(x)
             predicates.append(pred)
+            origins.append((c, outcome))
     with torch.no_grad():
         out = block.after_attention(torch.stack(vectors)).numpy() if vectors else None
     if out is None:
         return LayerClasses(np.zeros((0, classes.vectors.shape[1])), [])
-    return _merge(out, predicates, p, final=last)
+    merged = _merge(out, predicates, p, final=last)
+    if last:
+        merged.parts = _parts(merged.vectors, out, origins)
+    return merged
+
+
+def _parts(
+    kept: np.ndarray, candidates: np.ndarray, origins: list[tuple[int, Function]]
+) -> list[list[tuple[int, Function]]]:
+    """Per final class, the (query class, outcome) pairs whose vector it is (pruned
+    candidates, whose predicate never holds, go nowhere)."""
+    index = {(row + 0.0).tobytes(): k for k, row in enumerate(kept)}
+    parts: list[list[tuple[int, Function]]] = [[] for _ in range(len(kept))]
+    for row, origin in zip(candidates, origins):
+        k = index.get((row + 0.0).tobytes())
+        if k is not None:
+            parts[k].append(origin)
+    return parts
 
 
 # ---------------------------------------------------------------------------- the model

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from functools import reduce
 from typing import Any
 
 import numpy as np
 
 from hardsoft import validate
-from hardsoft.classes.boolean import Function
 from hardsoft.classes.budget import budget as time_budget
 from hardsoft.classes.budget import check as budget_check
 from hardsoft.classes.budget import stage
 from hardsoft.classes.counting import CountingTable, propagate_counting
+from hardsoft.classes.outputs import write_output
 from hardsoft.classes.propagation import (
     DEFAULT_MAX_CLASSES,
     ClassTable,
@@ -295,11 +294,9 @@ def _decompile_finite(
     for name, readout, bits in _readouts(model, table):
         if progress is not None:
             progress(f"writing the formula of {name}")
-        chosen = [p for p, b in zip(table.layers[-1].predicates, bits) if b]
-        pred: Function = reduce(lambda a, b: a | b, chosen, table.preds.false)
-        before = size(table.preds.formula(pred))
-        formula = exact_constant(table.preds.render(pred), model.spec.alphabet)
-        outputs.append(Output(name, readout, formula, before))
+        written = write_output(table, bits)
+        formula = exact_constant(written.formula, model.spec.alphabet)
+        outputs.append(Output(name, readout, formula, written.size_before))
     result = Decompiled(outputs, table, certificate(model, table))
     result.ties = threshold_ties(model, table)
     return result
