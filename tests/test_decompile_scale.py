@@ -4,6 +4,7 @@ by the logic evaluator and the language oracles, models by their own forward pas
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -135,3 +136,43 @@ def test_solver_output_is_silenced(capfd) -> None:
         os.write(sys.stdout.fileno(), b"HighsMipSolverData::transformNewIntegerFeasibleSolution\n")
     print("after", flush=True)
     assert capfd.readouterr().out == "after\n"
+
+
+def test_outputs_written_per_query_class_are_exact(monkeypatch) -> None:
+    """Forced past the whole-BDD bound, an output is written per query class of the last
+    block; the formula still equals the whole one on every word, and the model on its check."""
+    import hardsoft.classes.outputs as outputs
+
+    m = random_model(weighting="rightmost", mask="strict-future", layers=2, heads=2,
+                     d_model=16, alphabet="01", position_features=("1",), seed=5)  # fmt: skip
+    whole = decompile(m, verify_n=0, random_words=0).formulas[0]
+    monkeypatch.setattr(outputs, "WHOLE_NODES", 0)
+    d = decompile(m, verify_n=6, random_words=20, random_max_n=60)
+    assert d.verified["mismatches"] == 0 and d.verified["positions"] > 0
+    assert d.formulas[0] != whole  # written the other way
+    alphabet = ("0", "1")
+    for n in range(1, 9):
+        ws = ["".join(t) for t in itertools.product(alphabet, repeat=n)]
+        assert (evaluate(d.formulas[0], ws, alphabet) == evaluate(whole, ws, alphabet)).all()
+
+
+def test_shrink_proves_each_step() -> None:
+    """A hardened 1* recognizer's formula shrinks to the task's; the result agrees with the
+    original on every word to n = 9 by the evaluator (not the automaton that chose the steps).
+    Formulas with future operators are left alone."""
+    from hardsoft.decompile.shrink import shrink
+    from hardsoft.logic.syntax import size
+
+    alphabet = ("0", "1")
+    f = parse(
+        "'1' & (!P '0' & (MOD(2, 0)(i) & P ('1' & MOD(2, 1)(i)) "
+        "| MOD(2, 1)(i) & P ('1' & MOD(2, 0)(i)) | first))",
+        alphabet,
+    )
+    g = shrink(f, alphabet)
+    assert g == parse("'1' & !P '0'", alphabet) and size(g) < size(f)
+    for n in range(1, 10):
+        ws = ["".join(t) for t in itertools.product(alphabet, repeat=n)]
+        assert (evaluate(f, ws, alphabet) == evaluate(g, ws, alphabet)).all()
+    future = parse("'1' & F ('0' | !'0')", alphabet)
+    assert shrink(future, alphabet) == future

@@ -23,6 +23,7 @@ from hardsoft.classes.propagation import (
     propagate,
     unsupported,
 )
+from hardsoft.decompile.shrink import shrink
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import Language, all_words
 from hardsoft.logic.semantics import evaluate
@@ -296,6 +297,9 @@ def _decompile_finite(
             progress(f"writing the formula of {name}")
         written = write_output(table, bits)
         formula = exact_constant(written.formula, model.spec.alphabet)
+        if progress is not None:
+            progress(f"shrinking the formula of {name} (past-time formulas, each step proved)")
+        formula = shrink(formula, tuple(model.spec.alphabet))
         outputs.append(Output(name, readout, formula, written.size_before))
     result = Decompiled(outputs, table, certificate(model, table))
     result.ties = threshold_ties(model, table)
