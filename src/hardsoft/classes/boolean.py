@@ -101,6 +101,7 @@ class Predicates:
         self._related: set[tuple[str, str]] = set()
         self._formula_memo: dict[Any, Formula] = {}
         self._isop_memo: dict[tuple[Any, Any], tuple[list[Cube], Function]] = {}
+        self._cube_memo: dict[Cube, Function] = {}
         self.global_vars: set[str] = set()
         """Atoms whose value is the same at every position of a word (``MOD(2, 0)(n)``,
         ``n > 4``): temporal operators are split on them (``X (last & G)`` is
@@ -478,28 +479,35 @@ class Predicates:
             atoms[var] = hit
         return hit
 
-    def simplify(self, u: Function, domain: Function) -> Function:
+    def simplify(self, u: Function, domain: Function, refine: bool = True) -> Function:
         """A predicate equal to ``u`` wherever ``domain`` holds (``domain`` must hold at every
-        position, e.g. the disjunction of a layer's classes), as short a cover as found."""
+        position, e.g. the disjunction of a layer's classes), as short a cover as found.
+        ``refine=False`` keeps the ISOP's cubes, only made prime: the don't-cares still drop
+        the atoms the domain makes irrelevant, at a fraction of the cost (for intermediate
+        predicates, which are re-rendered with every fact when printed)."""
         value = self.constant(u & domain)
         if value is False:
             return self.false
         if self.is_false(~u & domain):
             return self.true
         care = self.care(u) & domain
-        cubes = self._cover(u & care, u | ~care, care)
+        cubes = self._cover(u & care, u | ~care, care, refine)
         out = self.false
         for cube in cubes:
             out = out | self._cube(cube)
         return out
 
-    def _cover(self, lower: Function, upper: Function, care: Function) -> list[Cube]:
+    def _cover(
+        self, lower: Function, upper: Function, care: Function, refine: bool = True
+    ) -> list[Cube]:
         """An ISOP cover of [lower, upper], each cube then shortened where a literal of
         another atom lets others go (``¬'b' ∧ ¬'c'`` is ``'a'`` over the alphabet abc), and
-        cubes covered by the others dropped."""
+        cubes covered by the others dropped (without ``refine``: each cube only made prime)."""
         cubes = self._isop(lower, upper)[0]
         if len(cubes) > REFINE_LIMIT:
             return cubes
+        if not refine:
+            return list(dict.fromkeys(self._expand(c, upper) for c in cubes))
         support = set(self.bdd.support(lower))
         support |= {self.var_of[a] for a in (First(), Last()) if a in self.var_of}
         extra = [(v, True) for v in sorted(support)] + [(v, False) for v in sorted(support)]
@@ -555,10 +563,13 @@ class Predicates:
         return nodes, len(cube)
 
     def _cube(self, cube: Cube) -> Function:
-        out = self.true
-        for var, value in cube:
-            out = out & (self.bdd.var(var) if value else ~self.bdd.var(var))
-        return out
+        hit = self._cube_memo.get(cube)
+        if hit is None:
+            hit = self.true
+            for var, value in cube:
+                hit = hit & (self.bdd.var(var) if value else ~self.bdd.var(var))
+            self._cube_memo[cube] = hit
+        return hit
 
     def _expand(self, cube: Cube, upper: Function) -> Cube:
         """Drop literals from ``cube`` (last first) while it stays inside ``upper``."""
