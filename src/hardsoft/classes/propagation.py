@@ -121,7 +121,7 @@ class LayerClasses:
         hit = self._unions.get(key)
         if hit is None:
             u = reduce(lambda a, b: a | b, (self.predicates[k] for k in sorted(key)), preds.false)
-            hit = u if self.domain is None else preds.simplify(u, self.domain, refine=False)
+            hit = u if self.domain is None else preds.simplify(u, self.domain)
             self._unions[key] = hit
         return hit
 
