@@ -88,6 +88,7 @@ def _per_query_class(table: ClassTable, bits: np.ndarray) -> Written:
     no: dict[int, Function] = {}
     for k, part in enumerate(final.parts):
         side = yes if bits[k] else no
+        budget.check()
         for c, outcome in part:
             side[c] = side.get(c, p.false) | outcome
     sides = [_terms(p, before, mine, other) for mine, other in ((yes, no), (no, yes))]
@@ -121,7 +122,7 @@ def _terms(
         ctx: Function = before.predicates[c]
         g: Function = mine[c]
         rest: Function = other[c] if c in other else p.false
-        g = p.simplify(g, ctx & (g | rest))
+        g = p.simplify(g, ctx & (g | rest), refine=False)
         if p.is_false(ctx & g):
             continue
         groups.setdefault(g, []).append(c)
