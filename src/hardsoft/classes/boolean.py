@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Iterable
-from functools import reduce
 from typing import Any, TypeAlias
 
 from hardsoft.classes import budget
@@ -103,9 +102,6 @@ class Predicates:
         self._formula_memo: dict[Any, Formula] = {}
         self._isop_memo: dict[tuple[Any, Any], tuple[list[Cube], Function]] = {}
         self._cube_memo: dict[Cube, Function] = {}
-        self.domain_of: dict[Function, Function] = {}
-        """Class predicate -> its layer's domain (the disjunction of the layer's classes, true
-        at every position): unions of classes folded when printed are simplified on it."""
         self.global_vars: set[str] = set()
         """Atoms whose value is the same at every position of a word (``MOD(2, 0)(n)``,
         ``n > 4``): temporal operators are split on them (``X (last & G)`` is
@@ -641,7 +637,6 @@ class Predicates:
         atoms: dict[str, Formula] | None,
     ) -> Formula:
         """Sum of products, factored greedily by the literal shared by most cubes."""
-        cubes = self._fold(cubes, memo, atoms)
         if not cubes:
             return Const(False)
         if any(not c for c in cubes):
@@ -659,91 +654,6 @@ class Predicates:
         rest = [c for c in cubes if lit not in c]
         head = _conjoin([self._literal(lit, memo, atoms), self._factor(inner, memo, atoms)])
         return _disjoin([head, self._factor(rest, memo, atoms)]) if rest else head
-
-    def _fold(
-        self, cubes: list[Cube], memo: dict[Any, Formula], atoms: dict[str, Formula] | None
-    ) -> list[Cube]:
-        """``P x | P y`` is ``P (x | y)`` and ``!P x & !P y`` is ``!P (x | y)`` (Y, X, P, F
-        and E distribute over disjunction): literals of one operator are merged into one atom
-        (or a constant: ``F`` of every class is ``!last``) where that prints no longer.
-        Exact; only the printed cover changes."""
-        out = [c for c in (self._fold_negative(c, memo, atoms) for c in cubes) if c is not None]
-        singles: dict[str, list[int]] = {}
-        for idx, c in enumerate(out):
-            op = self._unary_op(c[0][0]) if len(c) == 1 and c[0][1] else None
-            if op is not None:
-                singles.setdefault(op, []).append(idx)
-        drop: set[int] = set()
-        extra: list[Cube] = []
-        for op, idxs in singles.items():
-            lit = self._merged(op, [out[i][0][0] for i in idxs], memo, atoms)
-            if lit is None:
-                continue
-            drop.update(idxs)
-            if lit is True:
-                return [()]
-            if lit is not False:
-                extra.append((lit,))
-        out = [c for i, c in enumerate(out) if i not in drop] + extra
-        if any(((v, not value),) in out for ((v, value),) in (c for c in out if len(c) == 1)):
-            return [()]  # x | !x
-        return list(dict.fromkeys(out))
-
-    def _fold_negative(
-        self, cube: Cube, memo: dict[Any, Formula], atoms: dict[str, Formula] | None
-    ) -> Cube | None:
-        """Merge the negated literals of one operator in ``cube`` (None: the cube is false)."""
-        groups: dict[str, list[str]] = {}
-        for var, value in cube:
-            op = None if value else self._unary_op(var)
-            if op is not None:
-                groups.setdefault(op, []).append(var)
-        for op, vars_ in groups.items():
-            lit = self._merged(op, vars_, memo, atoms)
-            if lit is None:
-                continue
-            if lit is True:  # !true
-                return None
-            cube = tuple(x for x in cube if x[0] not in vars_)
-            if lit is not False:
-                if (lit[0], lit[1]) in cube:  # x & !x
-                    return None
-                cube = tuple(dict.fromkeys((*cube, (lit[0], not lit[1]))))
-        return cube
-
-    def _unary_op(self, var: str) -> str | None:
-        d = self.defs.get(var)
-        return d[0] if d is not None and d[0] in _UNARY else None
-
-    def _merged(
-        self,
-        op: str,
-        vars_: list[str],
-        memo: dict[Any, Formula],
-        atoms: dict[str, Formula] | None,
-    ) -> tuple[str, bool] | bool | None:
-        """``op (x | y | ...)`` for the atoms ``op x``, ``op y``...: a constant, or a literal
-        that prints no longer than they do together; None otherwise."""
-        if len(vars_) < 2:
-            return None
-        args = [self.defs[v][1][0] for v in vars_]
-        union = reduce(lambda a, b: a | b, args)
-        domain = self.domain_of.get(args[0])
-        if domain is not None and all(self.domain_of.get(a) == domain for a in args):
-            union = self.simplify(union, domain)
-        u = self.unary(op, union)
-        value = self.constant(u)
-        if value is not None:
-            return value
-        var = u.var
-        if u == self.bdd.var(var):
-            lit = (var, True)
-        elif u == ~self.bdd.var(var):
-            lit = (var, False)
-        else:
-            return None
-        old = sum(size(self._atom_text(v, memo, atoms)) for v in vars_)
-        return lit if size(self._literal(lit, memo, atoms)) <= old else None
 
     def _literal(
         self, lit: tuple[str, bool], memo: dict[Any, Formula], atoms: dict[str, Formula] | None

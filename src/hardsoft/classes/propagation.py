@@ -90,8 +90,6 @@ class HeadTable:
     mask: Mask
     scores: np.ndarray
     outputs: np.ndarray
-    unions: set[frozenset[int]] = field(default_factory=set, repr=False)
-    """The unions of key classes given their own atom (see :func:`_exists_any`)."""
 
     @property
     def name(self) -> str:
@@ -307,7 +305,6 @@ def merge_groups(
     domain = reduce(lambda a, b: a | b, out_preds, preds.false)
     if len(out_preds) <= SIMPLIFY_LIMIT:
         out_preds = [preds.simplify(u, domain) for u in out_preds]
-    preds.domain_of.update((u, domain) for u in out_preds)
     return out_items, out_preds, domain
 
 
@@ -467,10 +464,12 @@ def head_outcomes(
         add(np.zeros_like(table.outputs[0]), p.atom(First()))
     elif table.mask is Mask.STRICT_PAST:
         add(np.zeros_like(table.outputs[0]), p.atom(Last()))
+    higher = p.false
     above: list[int] = []
     for score in sorted({float(s) for s in row[keys]}, reverse=True):
         members = [k for k in keys if row[k] == score]
-        none_higher = ~_exists_any(p, table, classes, above) if above else p.true
+        tier = classes.union(p, members)
+        none_higher = ~_exists(p, table.mask, higher) if higher != p.false else p.true
         if p.is_false(ctx & none_higher):
             break
         by_output: dict[bytes, list[int]] = {}
@@ -478,45 +477,16 @@ def head_outcomes(
             by_output.setdefault(table.outputs[k].tobytes(), []).append(k)
         for ks in by_output.values():
             if len(by_output) == 1:
-                near = _exists_any(p, table, classes, members)
+                near = _exists(p, table.mask, tier)
             else:
-                tier, kp = classes.union(p, members), classes.union(p, ks)
-                lower = ~tier & ~classes.union(p, above)
-                near = _nearest(p, table, tier, kp, ctx, lower)
+                kp = classes.union(p, ks)
+                near = _nearest(p, table, tier, kp, ctx, ~tier & ~higher)
             pred = none_higher & near
             if not p.is_false(ctx & pred):
                 add(table.outputs[ks[0]], pred)
         above += members
+        higher = classes.union(p, above)
     return out
-
-
-UNIONS_PER_CLASS = 1
-"""A head gives its own temporal atom to at most this many unions of key classes per class of
-its layer; beyond, one atom per class (see :func:`_exists_any`)."""
-
-
-def _exists_any(
-    p: Predicates, table: HeadTable, classes: LayerClasses, members: list[int]
-) -> Function:
-    """Some window position carries one of the classes ``members``. Either one atom for
-    their union (``P 'a'``: short, and shared by the query classes whose higher tiers give
-    the same union), or the disjunction of one atom per class (``P (x | y)`` is
-    ``P x | P y``; ``E``, ``F`` and ``x | P x`` distribute alike). Compiled models rank the
-    key classes alike at many query classes, so their unions repeat; random models rank them
-    differently at every query class, and an atom per union of the classes ranked above would
-    be new for each query class and tier (1,200 atoms in block 3 of a random 3-layer model,
-    280 with one atom per class). So a head gets union atoms up to
-    ``UNIONS_PER_CLASS`` per class, and atoms per class after that. The printer folds such
-    disjunctions back where that is shorter (:meth:`Predicates._fold`)."""
-    key = frozenset(members)
-    if key in table.unions or len(table.unions) < UNIONS_PER_CLASS * len(classes):
-        table.unions.add(key)
-        return _exists(p, table.mask, classes.union(p, members))
-    return reduce(
-        lambda a, b: a | b,
-        (_exists(p, table.mask, classes.predicates[k]) for k in members),
-        p.false,
-    )
 
 
 # ---------------------------------------------------------------------------- a block
