@@ -206,26 +206,8 @@ class Predicates:
         return hit
 
     def is_false(self, u: Function) -> bool:
-        """Whether ``u`` holds at no position of any word (modulo the facts). Without a
-        memoised care set, the facts are conjoined into ``u`` one by one, stopping once it is
-        false: ``u`` keeps the intermediate BDDs small, where the conjunction of all facts
-        about its atoms (:meth:`care`) can be large."""
-        if u == self.bdd.false:
-            return True
-        key = frozenset(self.bdd.support(u)) - self._base_vars
-        hit = self._care_memo.get(key)
-        if hit is not None:
-            return (u & hit) == self.bdd.false
-        budget.check()
-        self._relate_within(key)
-        v = u & self.base
-        for var in key:
-            for atoms, fact in self._facts_by_var.get(var, ()):
-                if v == self.bdd.false:
-                    return True
-                if atoms <= key:
-                    v = v & fact
-        return v == self.bdd.false
+        """Whether ``u`` holds at no position of any word (modulo the facts)."""
+        return (u & self.care(u)) == self.bdd.false
 
     def implies(self, u: Function, v: Function) -> bool:
         return self.is_false(u & ~v)

@@ -122,7 +122,7 @@ def _terms(
         ctx: Function = before.predicates[c]
         g: Function = mine[c]
         rest: Function = other[c] if c in other else p.false
-        g = p.simplify(g, ctx & (g | rest), refine=False)
+        g = p.simplify(g, ctx & (g | rest))
         if p.is_false(ctx & g):
             continue
         groups.setdefault(g, []).append(c)
