@@ -120,22 +120,26 @@ def test_one_tiny_cell_end_to_end(tmp_path) -> None:
 
 
 def test_the_reports_verdict() -> None:
+    """The verdict says no more than was shown: extends only when every model decompiled to a
+    formula that matches it and was decided against the task; 2 proofs of 12 read as such."""
     from hardsoft.report.claims import CLAIMS
 
     judge = CLAIMS["decompile-trained"].judge
 
-    def cell(status: str, mismatch: str | None = None, equal: bool = False) -> dict:
+    def cell(status: str, mismatch: str | None = None, equal: bool | None = False) -> dict:
         return {"decompile": {"status": status, "model_mismatch": mismatch,
                               "equal_at_every_length": equal}}  # fmt: skip
 
     assert judge({"cells": [cell("decompiled", equal=True), cell("decompiled")]}) == (
         "extends",
-        "2/2 decompiled, 2 formulas match their model; 1 proved equal to the task at every length",
+        "2/2 decompiled, 2 formulas match their model; 1 proved equal to the task at every "
+        "length, 1 differ from it (a shortest counterexample)",
     )
     assert judge({"cells": [cell("decompiled", mismatch="ab")]})[0] == "deviates"
     assert judge({"cells": [cell("decompiled"), cell("refused")]}) == (
-        "extends",
+        "inconclusive",
         "1/2 decompiled, 1 formulas match their model; 0 proved equal to the task at every "
-        "length; 1 refused (too many classes)",
+        "length, 1 differ from it (a shortest counterexample); 1 refused (too many classes)",
     )
+    assert judge({"cells": [cell("decompiled", equal=None)]})[0] == "inconclusive"
     assert judge({"cells": [cell("unavailable")]})[0] == "undetermined"

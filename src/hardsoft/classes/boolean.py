@@ -23,6 +23,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
+from hardsoft.classes import budget
 from hardsoft.logic.linear import as_linear, comparison
 from hardsoft.logic.syntax import (
     And,
@@ -74,17 +75,33 @@ class Predicates:
     def __init__(self) -> None:
         self.bdd = BDD()
         self.var_of: dict[Formula, str] = {}
-        self.atom_of: dict[str, Formula] = {}
+        self.atom_of: dict[str, Formula] = _Names(self)
+        """Variable -> its atom formula; a temporal atom is named on first use (naming it
+        renders its arguments, which only the printed formulas need)."""
+        self._temporal_var: dict[tuple[Any, ...], str] = {}
+        """(operator, argument BDDs) -> variable: temporal atoms are hash-consed by the
+        identity of their arguments' BDDs, without rendering them."""
+        self._op_memo: dict[tuple[Any, ...], Function] = {}
         self.base: Function = self.bdd.true
         self._base_vars: set[str] = set()
-        self._facts_list: list[tuple[frozenset[str], Function]] = []
+        self._facts_by_var: dict[str, list[tuple[frozenset[str], Function]]] = {}
+        """Facts by their newest non-base atom (the last declared): care(S) reads only the
+        facts of S's atoms, not all of them."""
+        self._fact_count = 0
         self._care_memo: dict[frozenset[str], Function] = {}
+        self._memo_keys: dict[str, set[frozenset[str]]] = {}
+        """Atom -> the memoised care keys that contain it: a new fact updates only the keys
+        that hold all its atoms, instead of clearing the memo."""
+        self._order: dict[str, int] = {}
         self._sizes: dict[str, int] = {}
         self.defs: dict[str, tuple[str, tuple[Function, ...]]] = {}
         """Temporal atom variable -> (operator, argument predicates)."""
-        self._temporal: dict[str, list[tuple[str, Function, Function]]] = {}
+        self._unary_of: dict[str, tuple[str, str, Function]] = {}
+        """Unary temporal atom variable -> (family: YP, XF or E; operator; argument)."""
+        self._related: set[tuple[str, str]] = set()
         self._formula_memo: dict[Any, Formula] = {}
         self._isop_memo: dict[tuple[Any, Any], tuple[list[Cube], Function]] = {}
+        self._cube_memo: dict[Cube, Function] = {}
         self.global_vars: set[str] = set()
         """Atoms whose value is the same at every position of a word (``MOD(2, 0)(n)``,
         ``n > 4``): temporal operators are split on them (``X (last & G)`` is
@@ -103,11 +120,35 @@ class Predicates:
         """The BDD variable of ``formula`` (declared on first use)."""
         name = self.var_of.get(formula)
         if name is None:
-            name = f"a{len(self.var_of)}"
-            self.bdd.declare(name)
+            name = self._declare()
             self.var_of[formula] = name
             self.atom_of[name] = formula
         return self.bdd.var(name)
+
+    def _declare(self) -> str:
+        name = f"a{len(self._order)}"
+        self.bdd.declare(name)
+        self._order[name] = len(self._order)
+        return name
+
+    def _temporal_atom(self, op: str, args: tuple[Function, ...]) -> tuple[Function, bool]:
+        """The variable of the temporal atom ``op args`` and whether it is new."""
+        key = (op, *args)
+        name = self._temporal_var.get(key)
+        if name is not None:
+            return self.bdd.var(name), False
+        name = self._declare()
+        self._temporal_var[key] = name
+        self.defs[name] = (op, args)
+        return self.bdd.var(name), True
+
+    def name_atom(self, var: str) -> Formula:
+        """The formula of a temporal atom, its arguments rendered with the facts known now."""
+        op, args = self.defs[var]
+        parts = [self.formula(a) for a in args]
+        formula = _UNARY[op](parts[0]) if op in _UNARY else _BINARY[op](parts[0], parts[1])
+        self.var_of.setdefault(formula, var)
+        return formula
 
     def assume(self, fact: Function, base: bool = False) -> None:
         """Record ``fact`` as true at every position of every word (``base``: a fact about
@@ -115,29 +156,53 @@ class Predicates:
         if base:
             self.base = self.base & fact
             self._base_vars |= set(self.bdd.support(fact))
-        else:
-            self._facts_list.append((frozenset(self.bdd.support(fact)), fact))
+            self._clear_care()
+            return
+        atoms = frozenset(self.bdd.support(fact)) - self._base_vars
+        if not atoms:  # a fact about base atoms only: part of every care set
+            self.base = self.base & fact
+            self._clear_care()
+            return
+        newest = max(atoms, key=self._order.__getitem__)
+        self._facts_by_var.setdefault(newest, []).append((atoms, fact))
+        self._fact_count += 1
+        rarest = min(atoms, key=lambda v: len(self._memo_keys.get(v, ())))
+        for key in self._memo_keys.get(rarest, ()):
+            if atoms <= key:
+                self._care_memo[key] = self._care_memo[key] & fact
+
+    def _clear_care(self) -> None:
         self._care_memo.clear()
+        self._memo_keys.clear()
 
     def mark_base(self) -> None:
         """Every atom declared so far (symbols, position atoms) is a base atom: the facts
         about them are used for every predicate."""
         self._base_vars |= set(self.atom_of)
-        self._care_memo.clear()
+        facts = [f for group in self._facts_by_var.values() for _, f in group]
+        self._facts_by_var.clear()
+        self._clear_care()
+        for fact in facts:  # re-indexed without the atoms that are now base atoms
+            self.assume(fact)
 
     def care(self, *us: Function) -> Function:
         """The conjunction of the facts about the atoms of ``us`` (and the base facts)."""
-        support: set[str] = set(self._base_vars)
+        support: set[str] = set()
         for u in us:
-            support |= set(self.bdd.support(u))
-        key = frozenset(support)
+            support |= self.bdd.support(u)
+        key = frozenset(support - self._base_vars)
         hit = self._care_memo.get(key)
         if hit is None:
+            budget.check()
+            self._relate_within(key)
             hit = self.base
-            for atoms, fact in self._facts_list:
-                if atoms <= key:
-                    hit = hit & fact
+            for var in key:
+                for atoms, fact in self._facts_by_var.get(var, ()):
+                    if atoms <= key:
+                        hit = hit & fact
             self._care_memo[key] = hit
+            for var in key:
+                self._memo_keys.setdefault(var, set()).add(key)
         return hit
 
     def is_false(self, u: Function) -> bool:
@@ -173,6 +238,13 @@ class Predicates:
 
     def unary(self, op: str, arg: Function) -> Function:
         """``op arg`` for op in Y X P F E, with constant folding and its facts recorded."""
+        key = (op, arg)
+        hit = self._op_memo.get(key)
+        if hit is None:
+            hit = self._op_memo[key] = self._unary(op, arg)
+        return hit
+
+    def _unary(self, op: str, arg: Function) -> Function:
         g = self._global_in(arg)
         if g is not None:  # op (G & a | !G & b) = G & op a | !G & op b
             x = self.bdd.var(g)
@@ -193,12 +265,9 @@ class Predicates:
             folded = self._position_fold(op, arg)
             if folded is not None:
                 return folded
-        formula = _UNARY[op](self.formula(arg))
-        fresh = formula not in self.var_of
-        u = self.atom(formula)
+        u, fresh = self._temporal_atom(op, (arg,))
         if fresh:
-            self.defs[self.var_of[formula]] = (op, (arg,))
-            self._facts(op, arg, u)
+            self._facts(op, arg, u, str(u.var))
         return u
 
     def position_value(self, u: Function, i: int, first: bool, last: bool) -> bool:
@@ -271,6 +340,13 @@ class Predicates:
 
     def binary(self, op: str, left: Function, right: Function) -> Function:
         """``left S right`` or ``left U right`` (strict), with constant folding."""
+        key = (op, left, right)
+        hit = self._op_memo.get(key)
+        if hit is None:
+            hit = self._op_memo[key] = self._binary(op, left, right)
+        return hit
+
+    def _binary(self, op: str, left: Function, right: Function) -> Function:
         g = self._global_in(left, right)
         if g is not None:
             x = self.bdd.var(g)
@@ -288,35 +364,52 @@ class Predicates:
         if self.implies(~left, right):  # the nearest non-left position satisfies right if any
             return self.unary("P" if op == "S" else "F", right)
         left = self.simplify(left, ~right)  # φ S ψ reads φ only where ψ fails
-        formula = _BINARY[op](self.formula(left), self.formula(right))
-        fresh = formula not in self.var_of
-        u = self.atom(formula)
+        u, fresh = self._temporal_atom(op, (left, right))
         if fresh:
-            self.defs[self.var_of[formula]] = (op, (left, right))
             self.assume(~u | ~self.atom(First() if op == "S" else Last()))
             eventually = self.unary("P" if op == "S" else "F", right)
             self.assume(~u | eventually)
         return u
 
-    def _facts(self, op: str, arg: Function, u: Function) -> None:
-        """Facts about a new temporal atom ``u = op arg`` relating it to earlier ones."""
+    def _facts(self, op: str, arg: Function, u: Function, var: str) -> None:
+        """Facts about a new temporal atom ``u = op arg`` on its own; the facts relating it
+        to other atoms are derived when a predicate mentions both (:meth:`_relate_within`)."""
         self._parity_facts(op, arg, u)
         if op in "YP":
             self.assume(~u | ~self.atom(First()))
         elif op in "XF":
             self.assume(~u | ~self.atom(Last()))
         family = {"Y": "YP", "P": "YP", "X": "XF", "F": "XF", "E": "E"}[op]
+        self._unary_of[var] = (family, op, arg)
+
+    def _relate_within(self, key: frozenset[str]) -> None:
+        """Derive the facts relating each pair of unary temporal atoms of ``key`` (once per
+        pair): only pairs that some predicate mentions together are ever related, so the work
+        grows with the predicates asked about, not with the square of all atoms."""
+        unary = sorted((v for v in key if v in self._unary_of), key=self._order.__getitem__)
+        for k, w in enumerate(unary):
+            for v in unary[:k]:
+                if (v, w) not in self._related:
+                    self._related.add((v, w))
+                    self._relate(v, w)
+
+    def _relate(self, older: str, newer: str) -> None:
+        """The facts between two unary temporal atoms of one family (``Y φ ∧ Y ψ → false``
+        when φ ∧ ψ is never true; ``P φ → P ψ`` when φ implies ψ; ...)."""
+        family, op, arg = self._unary_of[newer]
+        other_family, other_op, other_arg = self._unary_of[older]
+        if family != other_family:
+            return
+        u, v = self.bdd.var(newer), self.bdd.var(older)
         edge = {"YP": self.atom(First()), "XF": self.atom(Last()), "E": self.false}[family]
-        for other_op, other_arg, v in self._temporal.get(family, []):
-            if op == other_op and self.is_false(~arg & ~other_arg):  # one of them is always true
-                self.assume(u | v | edge)
-            if op == other_op and op in "YX" and self.is_false(arg & other_arg):
-                self.assume(~u | ~v)
-            if self.implies(arg, other_arg) and _weaker(op, other_op):
-                self.assume(~u | v)
-            if self.implies(other_arg, arg) and _weaker(other_op, op):
-                self.assume(~v | u)
-        self._temporal.setdefault(family, []).append((op, arg, u))
+        if op == other_op and self.is_false(~arg & ~other_arg):  # one of them is always true
+            self.assume(u | v | edge)
+        if op == other_op and op in "YX" and self.is_false(arg & other_arg):
+            self.assume(~u | ~v)
+        if _weaker(op, other_op) and self.implies(arg, other_arg):
+            self.assume(~u | v)
+        if _weaker(other_op, op) and self.implies(other_arg, arg):
+            self.assume(~v | u)
 
     def _parity_facts(self, op: str, arg: Function, u: Function) -> None:
         """``op`` applied to a parity: the neighbours have the other parity (``Y MOD(2, 0)(i)``
@@ -345,6 +438,13 @@ class Predicates:
         facts known now (facts learnt after an atom was created simplify it too)."""
         memo: dict[Any, Formula] = {}
         atoms: dict[str, Formula] = {}
+        return self._render(u, memo, atoms)
+
+    def render_with(
+        self, u: Function, memo: dict[Any, Formula], atoms: dict[str, Formula]
+    ) -> Formula:
+        """:meth:`render` sharing ``memo`` and ``atoms`` across calls (the parts of one
+        output print their shared atoms the same way)."""
         return self._render(u, memo, atoms)
 
     def _render(
@@ -379,28 +479,35 @@ class Predicates:
             atoms[var] = hit
         return hit
 
-    def simplify(self, u: Function, domain: Function) -> Function:
+    def simplify(self, u: Function, domain: Function, refine: bool = True) -> Function:
         """A predicate equal to ``u`` wherever ``domain`` holds (``domain`` must hold at every
-        position, e.g. the disjunction of a layer's classes), as short a cover as found."""
+        position, e.g. the disjunction of a layer's classes), as short a cover as found.
+        ``refine=False`` keeps the ISOP's cubes, only made prime: the don't-cares still drop
+        the atoms the domain makes irrelevant, at a fraction of the cost (for intermediate
+        predicates, which are re-rendered with every fact when printed)."""
         value = self.constant(u & domain)
         if value is False:
             return self.false
         if self.is_false(~u & domain):
             return self.true
         care = self.care(u) & domain
-        cubes = self._cover(u & care, u | ~care, care)
+        cubes = self._cover(u & care, u | ~care, care, refine)
         out = self.false
         for cube in cubes:
             out = out | self._cube(cube)
         return out
 
-    def _cover(self, lower: Function, upper: Function, care: Function) -> list[Cube]:
+    def _cover(
+        self, lower: Function, upper: Function, care: Function, refine: bool = True
+    ) -> list[Cube]:
         """An ISOP cover of [lower, upper], each cube then shortened where a literal of
         another atom lets others go (``¬'b' ∧ ¬'c'`` is ``'a'`` over the alphabet abc), and
-        cubes covered by the others dropped."""
+        cubes covered by the others dropped (without ``refine``: each cube only made prime)."""
         cubes = self._isop(lower, upper)[0]
         if len(cubes) > REFINE_LIMIT:
             return cubes
+        if not refine:
+            return list(dict.fromkeys(self._expand(c, upper) for c in cubes))
         support = set(self.bdd.support(lower))
         support |= {self.var_of[a] for a in (First(), Last()) if a in self.var_of}
         extra = [(v, True) for v in sorted(support)] + [(v, False) for v in sorted(support)]
@@ -412,6 +519,7 @@ class Predicates:
             suffix[idx] = suffix[idx + 1] | self._cube(cubes[idx])
         prefix = self.false  # the improved cubes before idx
         for idx, cube in enumerate(cubes):
+            budget.check()
             best = self._expand(cube, upper)
             # what this cube must go on covering: its part of lower the others miss
             duty = self._cube(cube) & lower & ~(prefix | suffix[idx + 1]) if extra else None
@@ -436,9 +544,16 @@ class Predicates:
         return kept
 
     def _atom_size(self, var: str) -> int:
+        """The printed size of an atom; for a temporal atom not named yet, an estimate that
+        needs no rendering (one node, plus its arguments' atoms once each)."""
         hit = self._sizes.get(var)
         if hit is None:
-            hit = self._sizes[var] = size(self.atom_of[var])
+            if var in self.defs and var not in self.atom_of:
+                _, args = self.defs[var]
+                hit = 1 + sum(self._atom_size(v) for a in args for v in self.bdd.support(a))
+            else:
+                hit = size(self.atom_of[var])
+            self._sizes[var] = hit
         return hit
 
     def _cost(self, cube: Cube) -> tuple[int, int]:
@@ -448,13 +563,17 @@ class Predicates:
         return nodes, len(cube)
 
     def _cube(self, cube: Cube) -> Function:
-        out = self.true
-        for var, value in cube:
-            out = out & (self.bdd.var(var) if value else ~self.bdd.var(var))
-        return out
+        hit = self._cube_memo.get(cube)
+        if hit is None:
+            hit = self.true
+            for var, value in cube:
+                hit = hit & (self.bdd.var(var) if value else ~self.bdd.var(var))
+            self._cube_memo[cube] = hit
+        return hit
 
     def _expand(self, cube: Cube, upper: Function) -> Cube:
         """Drop literals from ``cube`` (last first) while it stays inside ``upper``."""
+        budget.check()
         lits = list(cube)
         for lit in reversed(list(lits)):
             trial = [x for x in lits if x != lit]
@@ -464,6 +583,7 @@ class Predicates:
 
     def _isop(self, lower: Function, upper: Function) -> tuple[list[Cube], Function]:
         """Minato–Morreale: an irredundant cover c with lower <= c <= upper."""
+        budget.check()
         if lower == self.bdd.false:
             return [], self.bdd.false
         if upper == self.bdd.true:
@@ -522,6 +642,18 @@ class Predicates:
     ) -> Formula:
         atom = self._atom_text(lit[0], memo, atoms)
         return atom if lit[1] else _negate(atom)
+
+
+class _Names(dict):
+    """``Predicates.atom_of``: temporal atoms are named when first read."""
+
+    def __init__(self, preds: Predicates) -> None:
+        super().__init__()
+        self._preds = preds
+
+    def __missing__(self, var: str) -> Formula:
+        formula = self[var] = self._preds.name_atom(var)
+        return formula
 
 
 def _is_position_atom(a: Formula) -> bool:

@@ -14,7 +14,10 @@ every position or at the query's known position (``first``: i = 1, ``last``: i =
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import reduce
@@ -304,8 +307,9 @@ class Vars:
         names = _names(coefs)
         a_ub, b_ub, bounds = self._polytope(names, where)
         objective = _row(names, dict(coefs))
-        lo = linprog(objective, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
-        hi = linprog(-objective, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
+        with quiet_solver():
+            lo = linprog(objective, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
+            hi = linprog(-objective, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
         return (
             float(lo.fun) if lo.status == 0 else None,
             float(-hi.fun) if hi.status == 0 else None,
@@ -422,13 +426,36 @@ class Vars:
         if eq_rows:
             e = np.array(eq_rhs, dtype=float)
             constraints.append(LinearConstraint(np.stack(eq_rows), e, e))
-        res = milp(
-            np.zeros(width),
-            constraints=constraints,
-            integrality=np.ones(width),
-            bounds=Bounds(lower, upper),
-        )
+        with quiet_solver():
+            res = milp(
+                np.zeros(width),
+                constraints=constraints,
+                integrality=np.ones(width),
+                bounds=Bounds(lower, upper),
+                options={"disp": False},
+            )
         return bool(res.status != 2)  # 2: infeasible (limits reached count as feasible)
+
+
+@contextmanager
+def quiet_solver() -> Iterator[None]:
+    """Silence HiGHS, which can print from C++ straight to the process's stdout
+    (``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();``) whatever
+    its display option: file descriptor 1 points at /dev/null during the call."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # no real stdout (captured): nothing leaks
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), fd)
+            yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
 
 
 def small_enough(coefs: tuple[tuple[str, int], ...], k: int) -> bool:

@@ -37,6 +37,7 @@ from itertools import product
 import numpy as np
 import torch
 
+from hardsoft.classes import budget
 from hardsoft.classes.algebra import Mono, Poly, SymVec, score_poly
 from hardsoft.classes.boolean import Function, Predicates
 from hardsoft.classes.conditions import Vars, Where
@@ -378,18 +379,20 @@ def block_classes(
     predicates: list[Function] = []
     for c in range(len(classes)):
         pred_c = classes.predicates[c]
+        budget.check()
         options = [head_outcomes(ctx, hs, c) for hs in heads]
         for combo in product(*options):
             pred = reduce(lambda a, o: a & o[1], combo, pred_c)
             if p.is_false(pred):
                 continue
+            budget.check()
             x = reduce(lambda a, o: a + o[0], combo, classes.vectors[c])
             for y, q in _ffn(ctx, block, x, pred, Where.of(p, pred)):
                 vectors.append(y)
                 predicates.append(q)
             if len(vectors) > max_classes:
                 raise HardsoftError(
-                    f"block {ell} has more than --max-classes {max_classes:,} symbolic classes"
+                    f"block {ell + 1} has more than --max-classes {max_classes:,} symbolic classes"
                 )
     return merge(vectors, predicates, p, simplify=not last)
 
@@ -410,6 +413,8 @@ def propagate_counting(
     m64 = float64_copy(model)
     p = Predicates()
     vars_ = Vars(p)
+    if progress is not None:
+        progress("layer 0: classes of the symbols and position features")
     layers = [layer0(m64, p)]
     for ell, block in enumerate(m64.blocks):
         if progress is not None:

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import reduce
 from itertools import product
@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from hardsoft.classes import budget
 from hardsoft.classes.boolean import Function, Predicates
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.parser import parse
@@ -105,11 +106,24 @@ class LayerClasses:
     domain: Function | None = None
     """The disjunction of the predicates: true at every position (the classes partition the
     positions), so predicates may be simplified wherever it holds."""
+    parts: list[list[tuple[int, Function]]] | None = None
+    """Final layer only: per class, the (query class of the block before, conjunction of head
+    outcome predicates) pairs merged into it. A class's predicate is the disjunction of
+    ``before[c] & outcome``; kept so outputs can be written per query class
+    (:func:`hardsoft.decompile.decompiler`) instead of as one BDD over every atom."""
 
-    def union(self, preds: Predicates, members: list[int] | np.ndarray) -> Function:
-        """The disjunction of the members' predicates, simplified on the domain."""
-        u = reduce(lambda a, b: a | b, (self.predicates[k] for k in members), preds.false)
-        return u if self.domain is None else preds.simplify(u, self.domain)
+    _unions: dict[frozenset[int], Function] = field(default_factory=dict, repr=False)
+
+    def union(self, preds: Predicates, members: Iterable[int]) -> Function:
+        """The disjunction of the members' predicates, simplified on the domain (memoised:
+        every query class asks for the unions of its tiers, and they repeat)."""
+        key = frozenset(int(k) for k in members)
+        hit = self._unions.get(key)
+        if hit is None:
+            u = reduce(lambda a, b: a | b, (self.predicates[k] for k in sorted(key)), preds.false)
+            hit = u if self.domain is None else preds.simplify(u, self.domain)
+            self._unions[key] = hit
+        return hit
 
     def __len__(self) -> int:
         return len(self.predicates)
@@ -268,15 +282,17 @@ def merge_groups(
     predicates: list[Function],
     preds: Predicates,
     simplify: bool = True,
-) -> tuple[list[Any], list[Function], Function]:
-    """Merge items with equal keys (their predicates or-ed), drop predicates that never hold,
-    simplify the predicates on their disjunction, the layer's domain (``simplify``, for
-    intermediate layers). Returns (items, predicates, domain)."""
+    prune: bool = True,
+) -> tuple[list[Any], list[Function], Function | None]:
+    """Merge items with equal keys (their predicates or-ed), drop predicates that never hold
+    (modulo the facts with ``prune``, else only the empty BDD), simplify the predicates on
+    their disjunction, the layer's domain (``simplify``, for intermediate layers). Returns
+    (items, predicates, domain); no domain without ``simplify``."""
     groups: dict[bytes, int] = {}
     out_items: list[Any] = []
     out_preds: list[Function] = []
     for item, key, pred in zip(items, keys, predicates):
-        if preds.is_false(pred):
+        if pred == preds.false or (prune and preds.is_false(pred)):
             continue
         if key in groups:
             out_preds[groups[key]] = out_preds[groups[key]] | pred
@@ -284,8 +300,10 @@ def merge_groups(
             groups[key] = len(out_items)
             out_items.append(item)
             out_preds.append(pred)
+    if not simplify:
+        return out_items, out_preds, None
     domain = reduce(lambda a, b: a | b, out_preds, preds.false)
-    if simplify and len(out_preds) <= SIMPLIFY_LIMIT:
+    if len(out_preds) <= SIMPLIFY_LIMIT:
         out_preds = [preds.simplify(u, domain) for u in out_preds]
     return out_items, out_preds, domain
 
@@ -304,12 +322,13 @@ def declare_symbols(preds: Predicates, alphabet: tuple[str, ...]) -> list[Functi
 
 
 def _merge(
-    vectors: np.ndarray, predicates: list[Function], preds: Predicates, simplify: bool = True
+    vectors: np.ndarray, predicates: list[Function], preds: Predicates, final: bool = False
 ) -> LayerClasses:
-    """Merge equal vectors (their predicates or-ed); see :func:`merge_groups`."""
+    """Merge equal vectors (their predicates or-ed); see :func:`merge_groups`. The final
+    layer is only read out: its predicates are not simplified on a domain."""
     rows = [vec + 0.0 for vec in vectors]  # -0.0 and 0.0 are one value
     kept, out_preds, domain = merge_groups(
-        rows, [r.tobytes() for r in rows], predicates, preds, simplify
+        rows, [r.tobytes() for r in rows], predicates, preds, simplify=not final
     )
     width = vectors.shape[1] if vectors.ndim == 2 else 0
     stacked = np.stack(kept) if kept else np.zeros((0, width))
@@ -446,6 +465,7 @@ def head_outcomes(
     elif table.mask is Mask.STRICT_PAST:
         add(np.zeros_like(table.outputs[0]), p.atom(Last()))
     higher = p.false
+    above: list[int] = []
     for score in sorted({float(s) for s in row[keys]}, reverse=True):
         members = [k for k in keys if row[k] == score]
         tier = classes.union(p, members)
@@ -464,9 +484,8 @@ def head_outcomes(
             pred = none_higher & near
             if not p.is_false(ctx & pred):
                 add(table.outputs[ks[0]], pred)
-        higher = higher | tier
-        if classes.domain is not None:
-            higher = p.simplify(higher, classes.domain)
+        above += members
+        higher = classes.union(p, above)
     return out
 
 
@@ -480,25 +499,31 @@ def _block(
     ell: int,
     max_classes: int,
     last: bool = False,
+    progress: Progress | None = None,
 ) -> LayerClasses:
     tables = [head_table(block, head, classes, ell, h) for h, head in enumerate(block.heads)]
     classes.heads = tables
     bound = sum(math.prod(estimate(t, c) for t in tables) for c in range(len(classes)))
     if bound > max_classes:
         raise HardsoftError(
-            f"block {ell} may have up to {bound:,} classes (estimated before the work), more "
-            f"than --max-classes {max_classes:,}"
+            f"block {ell + 1} may have up to {bound:,} classes (estimated before the work), "
+            f"more than --max-classes {max_classes:,}"
         )
     vectors: list[torch.Tensor] = []
     predicates: list[Function] = []
+    origins: list[tuple[int, Function]] = []
     for c in range(len(classes)):
         ctx = classes.predicates[c]
+        if progress is not None:
+            progress(f"block {ell + 1}: query class {c + 1} of {len(classes)}, {len(tables)} heads")
         options = [list(head_outcomes(p, t, classes, c).values()) for t in tables]
         for combo in product(*options):
-            pred = ctx
+            budget.check()
+            outcome = p.true
             for _, q in combo:
-                pred = pred & q
-            if p.is_false(pred):
+                outcome = outcome & q
+            pred = ctx & outcome
+            if pred == p.false:  # the facts prune the merged classes (merge_groups)
                 continue
             x = torch.from_numpy(classes.vectors[c])
             if combo:
@@ -506,11 +531,29 @@ def _block(
                 x = x + att
             vectors.append(x)
             predicates.append(pred)
+            origins.append((c, outcome))
     with torch.no_grad():
         out = block.after_attention(torch.stack(vectors)).numpy() if vectors else None
     if out is None:
         return LayerClasses(np.zeros((0, classes.vectors.shape[1])), [])
-    return _merge(out, predicates, p, simplify=not last)
+    merged = _merge(out, predicates, p, final=last)
+    if last:
+        merged.parts = _parts(merged.vectors, out, origins)
+    return merged
+
+
+def _parts(
+    kept: np.ndarray, candidates: np.ndarray, origins: list[tuple[int, Function]]
+) -> list[list[tuple[int, Function]]]:
+    """Per final class, the (query class, outcome) pairs whose vector it is (pruned
+    candidates, whose predicate never holds, go nowhere)."""
+    index = {(row + 0.0).tobytes(): k for k, row in enumerate(kept)}
+    parts: list[list[tuple[int, Function]]] = [[] for _ in range(len(kept))]
+    for row, origin in zip(candidates, origins):
+        k = index.get((row + 0.0).tobytes())
+        if k is not None:
+            parts[k].append(origin)
+    return parts
 
 
 # ---------------------------------------------------------------------------- the model
@@ -536,12 +579,14 @@ def propagate(
     check(model)
     m64 = float64_copy(model)
     p = Predicates()
+    if progress is not None:
+        progress("layer 0: classes of the symbols and position features")
     layers = [layer0(m64, p)]
     for ell, block in enumerate(m64.blocks):
         if progress is not None:
             progress(f"block {ell + 1} of {len(m64.blocks)} ({len(layers[-1])} classes)")
         last = ell == len(m64.blocks) - 1
-        layers.append(_block(p, block, layers[-1], ell, max_classes, last))
+        layers.append(_block(p, block, layers[-1], ell, max_classes, last, progress))
     with torch.no_grad():
         outputs = m64.readout(torch.from_numpy(layers[-1].vectors)).numpy()
     return ClassTable(m64, p, layers, outputs, tuple(m64.spec.position_features))

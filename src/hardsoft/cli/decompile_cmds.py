@@ -10,6 +10,7 @@ import typer
 from hardsoft.cli import app
 from hardsoft.cli.common import (
     err_console,
+    float_option,
     int_option,
     output_file_option,
     path_argument,
@@ -56,6 +57,20 @@ def decompile_cmd(
         "b-rasp.github.io simulator read it; unique-hard models without counting); crasp: a "
         "C-RASP program, where the formulas lie in C-RASP. -o writes the program file.",
     ),
+    budget: float = float_option(
+        None,
+        "--budget",
+        lo=0,
+        lo_open=True,
+        help="Stop after this many seconds with one line naming the stage (default: none).",
+    ),
+    language: str = typer.Option(
+        None,
+        "--language",
+        help="Compare the first output (at the last position) with this language's oracle "
+        "on every word up to --language-n; name the shortest difference.",
+    ),
+    language_n: int = int_option(12, "--language-n", lo=1, hi=64, help="See --language."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Decompile a hard-attention transformer into one formula per output, exact at every length.
@@ -67,13 +82,15 @@ def decompile_cmd(
     are polynomials in i, n and counts #<[phi], #>[phi], and feed-forward signs and readout
     thresholds that are linear count comparisons (LTL[C,+], Yang, Strobl, Chiang & Angluin,
     TACL 2026). The formulas (hardsoft's logic syntax: `hardsoft eval`, `compile`,
-    `check --formula` read them; `--as brasp` writes them as a B-RASP program instead) are
-    then checked against the model on every word up to --verify-n and on random words.
-    Softmax heads (without --harden), layer norm on counting models and non-linear count
-    comparisons are refused with one line. On a terminal, without --json, stderr shows the
-    stage (block, writing, checking). Exit code 1 when the check finds the model disagreeing
-    with the formulas (its own rounding decides a tie or a comparison differently; the output
-    says so). See docs/decompile.md."""
+    `check --formula` read them; `--as brasp|crasp` writes them as a B-RASP or C-RASP program
+    instead) are then checked against the model on every word up to --verify-n and on random
+    words. Softmax heads (without --harden), layer norm on counting models and non-linear
+    count comparisons are refused with one line. On a terminal, without --json, stderr shows
+    the stage (block and query class, writing, checking); --budget stops a run that takes
+    longer, naming the stage. Exit code 1 when the check finds the model disagreeing with the
+    formulas (its own rounding decides a tie or a comparison differently; the output says so),
+    or when --language finds a word where the formula and the language differ. See
+    docs/decompile.md."""
     from hardsoft.decompile import decompile
     from hardsoft.logic.syntax import to_text
     from hardsoft.model import load_model
@@ -103,6 +120,9 @@ def decompile_cmd(
             random_max_n=random_max_n,
             harden=harden,
             progress=(lambda stage: status.update(f"decompiling: {stage}")) if show else None,
+            budget=budget,
+            language=language,
+            language_n=language_n,
         )
     finally:
         if show:
@@ -143,6 +163,8 @@ def decompile_cmd(
         _print(info, result.hardened)
     if result.agrees is False:  # the check against the model failed: not a success
         raise typer.Exit(1)
+    if result.language is not None and not result.language["equal_to_n"]:
+        raise typer.Exit(1)  # the formula is not the language: a negative result
 
 
 def _as_crasp(model, result, model_path: Path) -> str:
@@ -183,7 +205,9 @@ def _print(info: dict, hardened: bool) -> None:
     )
     for o in info["outputs"]:
         print(f"{o['name']} ({o['readout']}):  {o['formula']}")
-        print(f"  size {o['size']}, temporal depth {o['temporal_depth']}")
+        before = o.get("size_before_simplification")
+        was = f" (before simplification {before})" if before not in (None, o["size"]) else ""
+        print(f"  size {o['size']}{was}, temporal depth {o['temporal_depth']}")
     v = info["verified"]
     if v["positions"]:
         print(
@@ -205,5 +229,23 @@ def _print(info: dict, hardened: bool) -> None:
         print(f"exact at every length: {how} (see docs/decompile.md)")
     for caution in info.get("cautions", []):
         print(f"caution: {caution}")
+    if "language" in info:
+        print(_language_line(info["language"], info["outputs"][0]["name"]))
     if "path" in info:
         print(f"wrote {info['path']}")
+
+
+def _language_line(lang: dict, output: str) -> str:
+    """One line: the formula of ``output`` against the language's oracle."""
+    head = (
+        f"language {lang['name']}: {output} (at the last position) against its oracle on all "
+        f"{lang['words']:,} words up to n = {lang['max_n']}: "
+    )
+    if lang["equal_to_n"]:
+        return head + "equal on every one (not a proof beyond n)"
+    verdict = "accepts" if lang["formula_accepts"] else "rejects"
+    member = "a member" if lang["language_accepts"] else "not a member"
+    return head + (
+        f"differs on {lang['differences']:,}; shortest {lang['shortest_difference']!r} "
+        f"(the formula {verdict} it, it is {member})"
+    )

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from functools import reduce
 from typing import Any
 
 import numpy as np
 
 from hardsoft import validate
-from hardsoft.classes.boolean import Function
+from hardsoft.classes.budget import budget as time_budget
+from hardsoft.classes.budget import check as budget_check
+from hardsoft.classes.budget import stage
 from hardsoft.classes.counting import CountingTable, propagate_counting
+from hardsoft.classes.outputs import write_output
 from hardsoft.classes.propagation import (
     DEFAULT_MAX_CLASSES,
     ClassTable,
@@ -21,13 +23,19 @@ from hardsoft.classes.propagation import (
     propagate,
     unsupported,
 )
+from hardsoft.decompile.shrink import shrink
+from hardsoft.errors import HardsoftError
+from hardsoft.languages import Language, all_words
 from hardsoft.logic.semantics import evaluate
-from hardsoft.logic.syntax import Formula, size, temporal_depth, to_text
+from hardsoft.logic.syntax import Const, Formula, size, temporal_depth, to_text
 from hardsoft.model.readout import acceptance_of, output_names
 from hardsoft.model.spec import Weighting
 from hardsoft.model.transformer import Transformer
 
 DEFAULT_VERIFY_N = 8
+DEFAULT_LANGUAGE_N = 12
+CONSTANT_STATES = 20_000
+"""The exact test for a constant formula gives up beyond this many automaton states."""
 DEFAULT_RANDOM_WORDS = 200
 DEFAULT_RANDOM_MAX_N = 1000
 EXHAUSTIVE_LIMIT = 20_000
@@ -41,6 +49,10 @@ class Output:
     name: str
     readout: str
     formula: Formula
+    size_before: int | None = None
+    """The size before simplification: the output's cover printed with each temporal atom
+    as it was named when created, before the facts learnt later, the re-rendering and the
+    exact constant test (None where not measured)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +60,7 @@ class Output:
             "readout": self.readout,
             "formula": to_text(self.formula),
             "size": size(self.formula),
+            "size_before_simplification": self.size_before,
             "temporal_depth": temporal_depth(self.formula),
         }
 
@@ -66,6 +79,10 @@ class Decompiled:
     seconds: float = 0.0
     ties: list[str] = field(default_factory=list)
     """Outputs that can sit exactly on the readout threshold (see :func:`cautions`)."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds per stage: ``propagate`` (and rendering the formulas), ``check``."""
+    language: dict[str, Any] | None = None
+    """The comparison with a language's oracle (:func:`compare_language`), if asked for."""
 
     @property
     def formulas(self) -> list[Formula]:
@@ -109,6 +126,8 @@ class Decompiled:
             "agrees": self.agrees,
             "cautions": cautions(self),
             "seconds": round(self.seconds, 3),
+            "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            **({"language": self.language} if self.language is not None else {}),
         }
 
 
@@ -254,9 +273,13 @@ def _decompile_counting(
 ) -> Decompiled:
     """Symbolic class propagation with counting terms (:mod:`hardsoft.classes.counting`)."""
     table = propagate_counting(model, max_classes, progress)
-    if progress is not None:
-        progress("writing the formulas")
-    outputs = [Output(name, how, table.preds.render(pred)) for name, how, pred in table.outputs]
+    outputs = []
+    for name, how, pred in table.outputs:
+        if progress is not None:
+            progress(f"writing the formula of {name}")
+        before = size(table.preds.formula(pred))
+        formula = exact_constant(table.preds.render(pred), model.spec.alphabet)
+        outputs.append(Output(name, how, formula, before))
     result = Decompiled(outputs, table, counting_certificate(model, table))
     result.ties = list(table.ties)
     return result
@@ -268,13 +291,16 @@ def _decompile_finite(
     """Class propagation over finitely many vectors (:mod:`hardsoft.classes.propagation`)."""
     check(model)
     table = propagate(model, max_classes, progress)
-    if progress is not None:
-        progress("writing the formulas")
     outputs = []
     for name, readout, bits in _readouts(model, table):
-        chosen = [p for p, b in zip(table.layers[-1].predicates, bits) if b]
-        pred: Function = reduce(lambda a, b: a | b, chosen, table.preds.false)
-        outputs.append(Output(name, readout, table.preds.render(pred)))
+        if progress is not None:
+            progress(f"writing the formula of {name}")
+        written = write_output(table, bits)
+        formula = exact_constant(written.formula, model.spec.alphabet)
+        if progress is not None:
+            progress(f"shrinking the formula of {name} (past-time formulas, each step proved)")
+        formula = shrink(formula, tuple(model.spec.alphabet))
+        outputs.append(Output(name, readout, formula, written.size_before))
     result = Decompiled(outputs, table, certificate(model, table))
     result.ties = threshold_ties(model, table)
     return result
@@ -290,6 +316,9 @@ def decompile(
     harden: bool = False,
     seed: int = 0,
     progress: Progress | None = None,
+    budget: float | None = None,
+    language: str | None = None,
+    language_n: int = DEFAULT_LANGUAGE_N,
 ) -> Decompiled:
     """Decompile a hard-attention ``model`` (unique-hard and/or average-hard heads) into one
     formula per output (docs/decompile.md).
@@ -297,11 +326,48 @@ def decompile(
     ``harden`` first turns softmax heads into leftmost hard heads (the result then describes
     the hardened model). The formulas are checked against the model's forward pass on every
     word up to ``verify_n`` and ``random_words`` random words up to ``random_max_n``
-    (0 skips the check). ``progress`` is told each stage (a block, rendering, the check)."""
+    (0 skips the check). ``progress`` is told each stage (a block and its query classes,
+    rendering, the check). ``budget`` (seconds) stops the run with one line naming the stage
+    once spent. ``language`` compares the first output, read at the last position, with that
+    language's oracle on every word up to ``language_n`` (:func:`compare_language`)."""
     max_classes = validate.positive_int(max_classes, "max_classes")
     verify_n = validate.nonneg_int(verify_n, "verify_n")
     random_words = validate.nonneg_int(random_words, "random_words")
     random_max_n = validate.positive_int(random_max_n, "random_max_n")
+    language_n = validate.positive_int(language_n, "language_n")
+    if budget is not None:
+        budget = validate.real(budget, "budget", lo=0, lo_open=True)
+    lang = _language(language, model) if language is not None else None
+    with time_budget(budget):
+        return _decompile(
+            model, max_classes, verify_n, random_words, random_max_n, harden, seed,
+            _staged(progress), lang, language_n,
+        )  # fmt: skip
+
+
+def _staged(progress: Progress | None) -> Progress:
+    """Tell the budget (for its message) and ``progress`` each stage."""
+
+    def tell(what: str) -> None:
+        stage(what)
+        if progress is not None:
+            progress(what)
+
+    return tell
+
+
+def _decompile(
+    model: Transformer,
+    max_classes: int,
+    verify_n: int,
+    random_words: int,
+    random_max_n: int,
+    harden: bool,
+    seed: int,
+    progress: Progress,
+    lang: Language | None,
+    language_n: int,
+) -> Decompiled:
     start = time.perf_counter()
     hardened = False
     if harden and any(h.weighting is Weighting.SOFTMAX for l in model.spec.layers for h in l.heads):
@@ -320,22 +386,116 @@ def decompile(
             "the hardened model, not the softmax one"
         )
     result.certificate["model_dtype"] = str(next(model.parameters()).dtype)
-    if progress is not None:
-        progress("checking the formulas against the model")
+    result.timings["propagate"] = time.perf_counter() - start
+    progress("checking the formulas against the model")
     result.verified = verify(model, result, verify_n, random_words, random_max_n, seed)
+    result.timings["check"] = time.perf_counter() - start - result.timings["propagate"]
+    if lang is not None:
+        progress(f"comparing with the language {lang.name}")
+        result.language = compare_language(result.formulas[0], lang, language_n)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _language(name: str, model: Transformer) -> Language:
+    """The language ``name``, which must be a language (not a task) over the model's
+    alphabet."""
+    from hardsoft.languages import get_language
+
+    lang = get_language(name)
+    if lang.kind != "language":
+        raise HardsoftError(f"{lang.name} is a {lang.kind}, not a language: --language compares "
+                            "a recognizer's acceptance with a language's membership")  # fmt: skip
+    if tuple(lang.alphabet) != tuple(model.spec.alphabet):
+        raise HardsoftError(
+            f"the language {lang.name} is over {''.join(lang.alphabet)!r}, the model over "
+            f"{''.join(model.spec.alphabet)!r}"
+        )
+    return lang
+
+
+def exact_constant(formula: Formula, alphabet: tuple[str, ...]) -> Formula:
+    """``false`` (``true``) if ``formula`` is false (true) at every position of every word,
+    decided exactly for past-time formulas (:func:`hardsoft.logic.equivalence.equivalent`: a
+    past formula's value at i is its value at the last position of the prefix of length i);
+    otherwise ``formula`` itself."""
+    from hardsoft.logic.equivalence import equivalent
+
+    if isinstance(formula, Const):
+        return formula
+    for value in (False, True):
+        try:
+            same = equivalent(formula, Const(value), alphabet, max_states=CONSTANT_STATES).equal
+        except HardsoftError:  # not a past-time formula, or too many states: undecided
+            return formula
+        if same:
+            return Const(value)
+    return formula
+
+
+def compare_language(formula: Formula, lang: Language, max_n: int) -> dict[str, Any]:
+    """The formula (read at the last position) against the language's oracle on every word
+    of length 1..m (m <= ``max_n``, lowered so at most 4 × :data:`EXHAUSTIVE_LIMIT` words):
+    how many differ, and the shortest (then first in the alphabet's order) that does."""
+    from hardsoft.logic.semantics import accepts_batch
+
+    alphabet = tuple(lang.alphabet)
+    words_total = differ = 0
+    shortest: str | None = None
+    checked = 0
+    for n in range(1, max_n + 1):
+        if words_total + len(alphabet) ** n > 4 * EXHAUSTIVE_LIMIT:
+            break
+        words = all_words(alphabet, n)
+        stage(f"comparing with the language {lang.name} at n = {n}")
+        bad = np.flatnonzero(accepts_batch(formula, words, alphabet) != lang.members(words))
+        words_total += len(words)
+        differ += len(bad)
+        if shortest is None and len(bad):
+            shortest = words[int(bad[0])]
+        checked = n
+    out: dict[str, Any] = {
+        "name": lang.name,
+        "max_n": checked,
+        "words": words_total,
+        "differences": differ,
+        "equal_to_n": differ == 0,
+        "shortest_difference": shortest,
+    }
+    if shortest is not None:
+        out["formula_accepts"] = bool(accepts_batch(formula, [shortest], alphabet)[0])
+        out["language_accepts"] = bool(lang.member(shortest))
+    return out
 
 
 # ---------------------------------------------------------------------------- verification
 
 
+CHECK_POSITIONS = 1 << 15
+"""Positions per forward pass of the check: many short words go in one batch."""
+
+
 def model_bits(model: Transformer, words: list[str], n_outputs: int) -> list[np.ndarray]:
-    """The model's rounded outputs ``[n, n_outputs]`` on each word (its declared readout)."""
+    """The model's rounded outputs ``[n, n_outputs]`` on each word (its declared readout).
+    Words are batched by length, and every head takes its exact fast path where one applies
+    (docs/model.md, "Fast paths"), at short lengths too."""
     import torch
 
+    from hardsoft.model.fastpath import fast_paths
+
     acc = acceptance_of(model)
-    outs = model.run_words(words)
+    by_len: dict[int, list[int]] = {}
+    for idx, w in enumerate(words):
+        by_len.setdefault(len(w), []).append(idx)
+    outs: list[np.ndarray] = [np.zeros((0, 0))] * len(words)
+    with fast_paths("force"):
+        for n, idxs in by_len.items():
+            budget_check()
+            group = model.run_words(
+                [words[i] for i in idxs], batch_size=max(1, CHECK_POSITIONS // max(n, 1))
+            )
+            for i, y in zip(idxs, group):
+                outs[i] = y
     bits = []
     for y in outs:
         t = torch.from_numpy(np.asarray(y, dtype=np.float64))
@@ -363,14 +523,24 @@ def exhaustive_words(
     return words, m
 
 
+WORDS_PER_LENGTH = 10
+"""Random words share their length in groups of this many, so the model and the evaluator
+run each group as one batch (one forward pass per length, not per word)."""
+
+
 def random_words_upto(alphabet: tuple[str, ...], count: int, max_n: int, seed: int) -> list[str]:
-    """``count`` uniform random words, lengths uniform in 1..max_n."""
+    """``count`` uniform random words over ``alphabet``, in groups of :data:`WORDS_PER_LENGTH`
+    sharing a length: the lengths are ``max_n`` and uniform draws from 1..max_n (so the
+    longest word checked is ``max_n``, and each length is one batch)."""
     rng = np.random.default_rng(seed)
     letters = np.array(alphabet)
-    return [
-        "".join(letters[rng.integers(0, len(alphabet), size=int(rng.integers(1, max_n + 1)))])
-        for _ in range(count)
-    ]
+    groups = -(-count // WORDS_PER_LENGTH) if count else 0
+    lengths = [max_n] + [int(x) for x in rng.integers(1, max_n + 1, size=max(0, groups - 1))]
+    words = []
+    for k in range(count):
+        n = lengths[k // WORDS_PER_LENGTH]
+        words.append("".join(letters[rng.integers(0, len(alphabet), size=n)]))
+    return words
 
 
 def agreement(
@@ -389,6 +559,7 @@ def agreement(
         if n == 0:
             continue
         group = [words[i] for i in idxs]
+        budget_check()
         expected = np.stack([bits[i] for i in idxs])  # [B, n, k]
         for k, f in enumerate(formulas):
             got = evaluate(f, group, alphabet)

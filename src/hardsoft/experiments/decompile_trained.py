@@ -44,7 +44,7 @@ from hardsoft.logic import parse  # noqa: E402
 from hardsoft.logic.semantics import accepts_batch, evaluate  # noqa: E402
 from hardsoft.logic.syntax import Formula, size, to_text  # noqa: E402
 
-VERSION = "4"
+VERSION = "6"
 
 # The task's own formulas (hardsoft syntax; read at the last position). Dyck-1 of depth <= 2:
 # the word starts with "(" and ends with ")", and its doubled letters alternate "((", "))", ...
@@ -221,6 +221,11 @@ def _decompile(hard: Any, task: Task, plan: Plan) -> dict[str, Any]:
         "status": "decompiled",
         "formula": to_text(formula),
         "size": size(formula),
+        "size_before": result.outputs[0].size_before,
+        "task_size": size(task_formula(task)),
+        "classes": list(result.classes),
+        "seconds": round(result.seconds, 3),
+        "timings": {k: round(v, 3) for k, v in result.timings.items()},
         "certificate": _plain(getattr(result, "certificate", None)),
         "verified": _plain(getattr(result, "verified", None)),
     }
@@ -339,7 +344,8 @@ def _verdict(cell: dict[str, Any]) -> str:
 def _tables(plan: Plan, cells: list[dict[str, Any]]) -> list[Table]:
     cols = ["task", "seed", "val. acc."]
     cols += [f"agree n={n}" for n in plan.agree_lengths]
-    cols += ["hardened acc. (longest)", "decompiled formula", "size", "hardened model vs task"]
+    cols += ["hardened acc. (longest)", "decompiled formula", "size (before)", "size / task's",
+             "final classes", "decompile s", "hardened model vs task"]  # fmt: skip
     rows = []
     for c in cells:
         d = c["decompile"]
@@ -355,7 +361,10 @@ def _tables(plan: Plan, cells: list[dict[str, Any]]) -> list[Table]:
                 *[f"{a['accept_positions']:.3f}" for a in c["agreement"]],
                 f"{c['accuracy_hardened'][-1]['accuracy']:.3f}",
                 formula,
-                d.get("size", "-"),
+                f"{d['size']} ({d.get('size_before', '-')})" if "size" in d else "-",
+                f"{d['size'] / d['task_size']:.2g}" if "size" in d else "-",
+                d["classes"][-1] if "classes" in d else "-",
+                f"{d['seconds']:.2f}" if "seconds" in d else "-",
                 _verdict(c),
             ]
         )

@@ -351,7 +351,9 @@ def _atlas(m: Mapping[str, Any]) -> tuple[str, str]:
     "decompile-trained",
     claim="A masked unique-hard transformer with finitely many position values computes a "
     "language definable in LTL with position classes: a hardened trained recognizer "
-    "decompiles to a formula exact at every length, which is then decided against the task",
+    "decompiles to a formula exact at every length, which is then decided against the task "
+    "(equal at every length, or a shortest counterexample); it does not claim the training "
+    "finds the task",
     paper="Yang, Chiang & Angluin (2024), as restated in Yang et al. (2026) §1; the training "
     "protocol of Butoi et al. (ICLR 2025)",
     what_ran="small softmax recognizers of six star-free languages (several seeds), hardened "
@@ -359,21 +361,32 @@ def _atlas(m: Mapping[str, Any]) -> tuple[str, str]:
     "own formula at every length",
 )
 def _decompile_trained(m: Mapping[str, Any]) -> tuple[str, str]:
+    """Extends only when every model decompiled, every formula matches its model and every
+    formula was decided against the task; the key number says how many equal their task (a
+    proof) and how many differ (a counterexample), and no more."""
     cells = list(m["cells"])
     done = [c for c in cells if c["decompile"]["status"] == "decompiled"]
     if not done:
         return UNDETERMINED, f"no model decompiled ({cells[0]['decompile']['status']})"
     exact = sum(c["decompile"]["model_mismatch"] is None for c in done)
     proofs = sum(bool(c["decompile"].get("equal_at_every_length")) for c in done)
+    differ = sum(c["decompile"].get("equal_at_every_length") is False for c in done)
+    undecided = len(done) - proofs - differ
     key = (
         f"{len(done)}/{len(cells)} decompiled, {exact} formulas match their model; "
-        f"{proofs} proved equal to the task at every length"
+        f"{proofs} proved equal to the task at every length, {differ} differ from it "
+        "(a shortest counterexample)"
     )
+    if undecided:
+        key += f", {undecided} undecided"
     refused = sum(c["decompile"]["status"] == "refused" for c in cells)
     if refused:
         key += f"; {refused} refused (too many classes)"
-    # a refusal leaves a model unchecked; only a formula that differs from its model deviates
-    return (EXTENDS if exact == len(done) else DEVIATES), key
+    if exact < len(done):  # a formula that differs from its own model
+        return DEVIATES, key
+    if refused or undecided:  # part of what was run shows nothing
+        return INCONCLUSIVE, key
+    return EXTENDS, key
 
 
 @claim(
