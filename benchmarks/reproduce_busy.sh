@@ -18,6 +18,7 @@ mid=$(date +%s)
 (cd "$work/clone" && make reproduce >"$work/reproduce.log" 2>&1)
 end=$(date +%s)
 kill $hog
+count=$("$work/clone/.venv/bin/hardsoft" reproduce --list | grep -c .)
 after=$(uptime)
 cat >"$repo/benchmarks/results/reproduce_busy.md" <<MD
 # \`make reproduce\` from a fresh clone with one other CPU-bound job
@@ -29,7 +30,7 @@ date: $(date -u +%Y-%m-%dT%H:%M:%SZ) | machine: $(uname -srm) | cores: $(nproc)
 | step | wall s |
 |---|---:|
 | venv and install (\`make .venv/.stamp-run\`) | $((mid - start)) |
-| \`make reproduce\` (13 quick experiments) | $((end - mid)) |
+| \`make reproduce\` ($count quick experiments) | $((end - mid)) |
 | total | $((end - start)) |
 
 uptime before: $before
