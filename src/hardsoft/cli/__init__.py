@@ -135,6 +135,15 @@ def _oom_message(exc: BaseException) -> str:
     )
 
 
+def _bare_group(args: list[str]) -> bool:
+    """Whether ``args`` names a command group (``hardsoft language``) and nothing else."""
+    import click
+
+    group = typer.main.get_command(app)
+    sub = group.commands.get(args[0]) if isinstance(group, click.Group) else None
+    return len(args) == 1 and isinstance(sub, click.Group)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Exit codes (docs/errors.md): 0 success, 1 a negative result, 2 a usage
     error (one line ``error: ...``), 3 an internal error, 130 interrupted."""
@@ -142,10 +151,11 @@ def main(argv: list[str] | None = None) -> None:
         from hardsoft.runtime import configure_threads
 
         configure_threads()
-        if not (sys.argv[1:] if argv is None else argv):
+        given = sys.argv[1:] if argv is None else argv
+        if not given or _bare_group(given):
             # the help, then a usage error: click 8.2 does this itself, click 8.1 (typer
             # 0.15.4's, the floor) would exit 0
-            app(args=["--help"], prog_name="hardsoft", standalone_mode=False)
+            app(args=[*given, "--help"], prog_name="hardsoft", standalone_mode=False)
             _fail(NO_COMMAND, EXIT_USAGE)
         rc = app(args=argv, prog_name="hardsoft", standalone_mode=False)
     except HardsoftError as exc:
