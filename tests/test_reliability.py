@@ -616,6 +616,11 @@ def test_usage_errors_exit_two(files) -> None:
     one_error_line(run_cli("no-such-command"), "No such command")
     one_error_line(run_cli("run", str(files["hard"]), "--bogus"), "No such option")
     one_error_line(run_cli("language"), "give a command")
+    from hardsoft.cli import _bare_group
+
+    # a group that runs by itself is not a missing command (`hardsoft atlas` builds the atlas)
+    assert _bare_group(["program"]) and not _bare_group(["atlas"])
+    assert not _bare_group(["language", "list"]) and not _bare_group(["run"])
 
 
 def test_internal_errors_are_one_line_with_exit_three(monkeypatch, files) -> None:

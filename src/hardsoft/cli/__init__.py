@@ -136,12 +136,15 @@ def _oom_message(exc: BaseException) -> str:
 
 
 def _bare_group(args: list[str]) -> bool:
-    """Whether ``args`` names a command group (``hardsoft language``) and nothing else."""
-    import click
-
-    group = typer.main.get_command(app)
-    sub = group.commands.get(args[0]) if isinstance(group, click.Group) else None
-    return len(args) == 1 and isinstance(sub, click.Group)
+    """Whether ``args`` names a command group that needs a command (``hardsoft language``)
+    and nothing else; a group that runs by itself (``hardsoft atlas``) is not one."""
+    if len(args) != 1:
+        return False
+    for group in app.registered_groups:
+        callback = group.typer_instance.registered_callback if group.typer_instance else None
+        if group.name == args[0]:
+            return not (callback is not None and callback.invoke_without_command is True)
+    return False
 
 
 def main(argv: list[str] | None = None) -> None:
