@@ -186,7 +186,10 @@ def flip_pair(lang: Language, n: int, rng: np.random.Generator) -> dict[str, Any
         words += lang.sample_uniform(n, 1, rng)
         for word in words:
             base = int(lang.prefix_reference(word)[-1])
-            for p in rng.permutation(n - 1)[:32]:  # positions 1..n-1: Lemma 5's i < n
+            # positions 1..n-1 (Lemma 5's i < n): the 32 just before the last (where a task's
+            # answer usually hinges: an induction head's previous occurrence), then 32 at random
+            near = range(n - 2, max(-1, n - 34), -1)
+            for p in dict.fromkeys([*near, *rng.permutation(n - 1)[:32].tolist()]):
                 for s in lang.alphabet:
                     if s == word[p]:
                         continue
