@@ -16,7 +16,14 @@ import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import scipy.optimize  # noqa: F401
+import scipy.stats  # noqa: F401
+
 from hardsoft.cli import main
+
+# scipy is imported lazily by some commands (slope fits, the decompiler's integer programs). A
+# time budget that interrupts its first import leaves scipy.ndimage half-imported in
+# sys.modules for the rest of the worker (a NameError in every later test): import it up front.
 
 DEFAULT_MAX_MEMORY = "4G"
 """The tests share a machine: no command they run may plan to use more than this."""
