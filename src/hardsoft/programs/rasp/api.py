@@ -248,49 +248,39 @@ class SOp(RASPExpr):
         return _unary(Logic(LogicKind.OR, other), lambda x: x or other, self)
 
 
-class TokensType(SOp):
+class _Source(SOp):
+    """A source SOp: no children, labelled by its fixed name (``SOURCE``)."""
+
+    SOURCE = ""
+
+    @property
+    def children(self) -> Sequence[RASPExpr]:
+        return []
+
+    @property
+    def label(self) -> str:
+        return self.SOURCE
+
+    def __repr__(self) -> str:
+        return self.SOURCE
+
+
+class TokensType(_Source):
     """The input tokens."""
 
-    @property
-    def children(self) -> Sequence[RASPExpr]:
-        return []
-
-    @property
-    def label(self) -> str:
-        return "tokens"
-
-    def __repr__(self) -> str:
-        return "tokens"
+    SOURCE = "tokens"
 
 
-class IndicesType(SOp):
+class IndicesType(_Source):
     """The position of each token, from 0."""
 
-    @property
-    def children(self) -> Sequence[RASPExpr]:
-        return []
-
-    @property
-    def label(self) -> str:
-        return "indices"
-
-    def __repr__(self) -> str:
-        return "indices"
+    SOURCE = "indices"
 
 
-class LengthType(SOp):
+class LengthType(_Source):
     """The length of the input, at every position."""
 
-    @property
-    def children(self) -> Sequence[RASPExpr]:
-        return []
-
-    @property
-    def label(self) -> str:
-        return "length"
-
-    def __repr__(self) -> str:
-        return "length"
+    SOURCE = "length"
 
 
 tokens = TokensType()
