@@ -6,9 +6,14 @@ OUT ?= reports/
 
 .PHONY: test test-gpu test-min reproduce reproduce-full lint bench clean
 
+# A user's install (no extras) must run the CLI: a command once imported click, which only the
+# dev venv had. Checked here, before the dev extras arrive (tests/test_dependencies.py scans
+# every import against pyproject's dependencies).
 $(VENV)/.stamp-run: pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PIP) -e .
+	OMP_NUM_THREADS=1 $(VENV)/bin/hardsoft eval "P 'a'" --input ba --json > /dev/null
+	OMP_NUM_THREADS=1 $(VENV)/bin/hardsoft language > /dev/null 2>&1; test $$? -eq 2
 	touch $@
 
 $(VENV)/.stamp-dev: $(VENV)/.stamp-run

@@ -255,3 +255,38 @@ def test_cli_check_reports_accuracy_by_length_for_a_trained_model(tmp_path) -> N
     assert res.exit_code in (0, 1), res.output
     assert "accuracy by length" in res.output and "P(EOS)" in res.output
     assert "positions right" in res.output
+
+
+def _coverage(exhaustive_max_n: int, random_n: list[int], samples: int) -> tuple[int, int]:
+    """(strings, positions) that check covers over two symbols, counted from the options."""
+    strings = sum(2**n for n in range(1, exhaustive_max_n + 1)) + samples * len(random_n)
+    positions = sum(n * 2**n for n in range(1, exhaustive_max_n + 1)) + samples * sum(random_n)
+    return strings, positions
+
+
+def test_the_default_check_covers_what_its_help_says(tmp_path) -> None:
+    """Issue #32: the default check once ran 2.2M positions for minutes. Its --help states the
+    default's size; the stated numbers follow from the option defaults, and a default run over
+    two symbols checks exactly that many strings and positions."""
+    import re
+
+    import typer
+
+    command = typer.main.get_command(app).commands["check"]  # type: ignore[attr-defined]
+    defaults = {p.name: p.default for p in command.params}
+    lengths = [int(x) for x in defaults["random_n"].split(",")]
+    strings, positions = _coverage(defaults["exhaustive_max_n"], lengths, defaults["samples"])
+    text = " ".join(command.help.split())
+    stated = re.search(r"every string of length 1 to (\d+) \(([\d,]+) strings over two", text)
+    assert stated and int(stated[1]) == defaults["exhaustive_max_n"], text
+    assert int(stated[2].replace(",", "")) == strings - defaults["samples"] * len(lengths)
+    about = re.search(r"about ([\d,]+) positions over two symbols", text)
+    assert about and abs(int(about[1].replace(",", "")) - positions) <= 0.02 * positions
+    assert f"{defaults['samples']} random strings" in text
+
+    path = tmp_path / "m.safetensors"
+    assert _invoke(["compile", "'1' & !P '0'", "--alphabet", "01", "-o", str(path)]).exit_code == 0
+    res = _invoke(["check", str(path), "-f", "'1' & !P '0'", "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert (report["checked_strings"], report["checked_positions"]) == (strings, positions)

@@ -163,6 +163,7 @@ def test_a_long_run_on_the_all_pairs_path_says_why_on_stderr(tmp_path) -> None:
 
     model = random_model(weighting="softmax", mask="future", layers=1, heads=1, d_model=4,
                          seed=0, dtype=torch.float64)  # fmt: skip
+    model.meta["certificate"] = {"float_limits": {"float64": 4096}}  # as if compiled
     save_model(model, tmp_path / "r.safetensors")
     res = run_cli("run", str(tmp_path / "r.safetensors"), "-i", "01" * 4100,
                   "-o", str(tmp_path / "o.npy"))  # fmt: skip
@@ -170,3 +171,7 @@ def test_a_long_run_on_the_all_pairs_path_says_why_on_stderr(tmp_path) -> None:
     assert "head blocks.0.attn.0 runs the all-pairs (chunked) path" in res.err
     assert "the query differs between positions" in res.err
     assert "8,200/8,200 query positions" in res.err
+    # a run that will take long says first that its answer is past the float limit, once
+    lines = res.err.splitlines()
+    assert lines[0].startswith("warning: n = 8,200 exceeds") and "n <= 4,096" in lines[0]
+    assert sum(line.startswith("warning:") for line in lines) == 1

@@ -169,3 +169,41 @@ def test_every_device_command_runs_under_the_guard(tmp_path) -> None:
         with device_guard():
             res = run_cli(*args)
         assert res.rc == 0, (args, res.err)
+
+
+def _device_commands() -> list[tuple[str, ...]]:
+    """Every leaf command of the CLI that takes ``--device``, read from the app."""
+    import typer
+
+    from hardsoft.cli import app
+
+    found: list[tuple[str, ...]] = []
+
+    def walk(cmd, path: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for name, sub in sorted(subs.items()):
+                walk(sub, (*path, name))
+        elif any("--device" in getattr(p, "opts", ()) for p in cmd.params):
+            found.append(path)
+
+    walk(typer.main.get_command(app), ())
+    return found
+
+
+def test_every_device_command_is_run_on_cuda_and_under_the_guard() -> None:
+    """A command that gains ``--device`` must join tests/test_gpu.py (``make test-gpu``) and the
+    guarded list above; this fails until it does, naming it."""
+    import inspect
+    import re
+    from pathlib import Path
+
+    commands = _device_commands()
+    assert {("run",), ("check",), ("train",), ("sweep", "train")} <= set(commands), commands
+    gpu_tests = (Path(__file__).parent / "test_gpu.py").read_text()
+    guarded = inspect.getsource(test_every_device_command_runs_under_the_guard)
+    for path in commands:
+        words = r",\s*".join(f'"{w}"' for w in path)
+        assert re.search(rf"(run_cli|both)\(\s*{words}\s*,", gpu_tests), f"{path}: not in test_gpu"
+        if path != ("reproduce",):  # a whole experiment: its parts are in the list
+            assert re.search(rf"\(\s*{words}\s*,", guarded), f"{path}: not under the guard"

@@ -87,6 +87,28 @@ def _one_error(res, needles: list[str]) -> None:
         assert needle in lines[0], (needle, lines[0])
 
 
+@pytest.mark.parametrize(
+    ("suffix", "text", "line", "column"),
+    [(".cr", 'x = "a"\ny = (x ||\n', 2, 10), (".brasp", "Q_a(i)\nA(i) := Q_a(i) &\n", 2, 17)],
+)
+def test_syntax_errors_have_one_form_in_every_notation(
+    suffix: str, text: str, line: int, column: int, tmp_path: Path
+) -> None:
+    """One helper (``hardsoft.errors.syntax_error``) writes every parser's syntax error:
+    'FILE': syntax error at line L, column C: ..., the line, a caret under column C (the C-RASP
+    one once named no file). A formula on the command line has no file and one line: the
+    column only."""
+    bad = tmp_path / f"bad{suffix}"
+    bad.write_text(text)
+    res = run_cli("program", "run", str(bad), "-i", "ab")
+    _one_error(res, [f"error: {str(bad)!r}: syntax error at line {line}, column {column}: "])
+    assert res.err.splitlines()[1] == "  " + text.splitlines()[line - 1]
+    res = run_cli("eval", "'a' & )", "--input", "ab")
+    _one_error(res, ["error: syntax error at column 7: expected a formula after '&'"])
+    res = run_cli("eval", "'a' &\n)", "--input", "ab")  # a formula of two lines: line, column
+    assert res.err.startswith("error: syntax error at line 2, column 1: "), res.err
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bad_program_files_are_one_line_and_damage_nothing(
     case: str, tmp_path: Path, existing: dict[str, Path]

@@ -287,7 +287,9 @@ def test_bad_program_file_errors_name_the_statement(tmp_path: Path) -> None:
     f.write_text('x = "a"\ny = (x ||\n')
     res = run_cli("program", "compile", str(f), "-o", str(tmp_path / "m.safetensors"))
     lines = res.err.strip().splitlines()
-    assert res.rc == 2 and lines[0].startswith("error: syntax error at line 2, column 10")
+    assert res.rc == 2 and lines[0].startswith(
+        f"error: {str(f)!r}: syntax error at line 2, column 10"
+    )
     assert lines[1:] == ["  y = (x ||", "           ^"]
 
 

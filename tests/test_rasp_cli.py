@@ -126,7 +126,9 @@ def test_a_syntax_error_points_at_the_column(tmp_path: Path) -> None:
     res = run_cli("program", "run", str(src), "--vocab", "ab", "--input", "ab")
     one_error(res)
     lines = res.err.splitlines()
+    assert lines[0].startswith(f"error: {str(src)!r}: syntax error at line 2, column 25: ")
     assert lines[1].strip() == "program = rasp.tokens ==" and lines[2].strip() == "^"
+    assert lines[2].index("^") == 2 + 24  # under column 25 of the indented line
 
 
 def test_errors_while_running(tmp_path: Path) -> None:

@@ -9,3 +9,25 @@ class HardsoftError(Exception):
     The message must be self-contained and fit on one line, except for formula syntax errors,
     which may add the offending line and a caret under the bad character.
     """
+
+
+def syntax_error(text: str, pos: int, message: str, *, where: str = "") -> HardsoftError:
+    """The one form of a syntax error in every notation (formulas, C-RASP, B-RASP):
+
+        'p.cr': syntax error at line 2, column 10: the line ends early; expected an expression
+          y = (x ||
+                   ^
+
+    ``pos`` is the 0-based offset of the offending character in ``text``; ``where`` names the
+    file as the notation's other messages do (``"'p.cr': "``). A one-line text read from no
+    file (a formula on the command line) says only its column."""
+    pos = max(0, min(pos, len(text.rstrip("\n"))))
+    line_no = text.count("\n", 0, pos) + 1
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    line = text[start : end if end >= 0 else len(text)].rstrip("\r")
+    column = pos - start + 1
+    at = f"line {line_no}, column {column}" if where or "\n" in text else f"column {column}"
+    return HardsoftError(
+        f"{where}syntax error at {at}: {message}\n  {line}\n  {' ' * (column - 1)}^"
+    )

@@ -149,9 +149,10 @@ def _write_outputs(path: Path, outputs: list[np.ndarray]) -> tuple[int, ...]:
     return tuple(arr.shape)
 
 
-def _slow_head_reporter(model: Any) -> Any:
+def _slow_head_reporter(model: Any, pending: dict[str, str | None]) -> Any:
     """Say on stderr, once per head, why a head of a long input runs the all-pairs path, and
-    how far it got every 10 s (a float32 run at n = 10⁶ once ran 21 min in silence)."""
+    how far it got every 10 s (a float32 run at n = 10⁶ once ran 21 min in silence). A
+    ``pending["warning"]`` (the float limit) is said first, not after minutes, and cleared."""
     import time
 
     from hardsoft.cli.common import err_console
@@ -166,6 +167,8 @@ def _slow_head_reporter(model: Any) -> Any:
             return
         if id(head) not in told:
             told.add(id(head))
+            if pending.get("warning"):
+                err_console.print(f"warning: {pending.pop('warning')}", soft_wrap=True)
             err_console.print(
                 f"note: head {names.get(id(head), '?')} runs the all-pairs (chunked) path, "
                 f"time O(n^2) at n = {n:,}: no fast path applies ({why})",
@@ -231,10 +234,10 @@ def run_cmd(
     the summary (`--json`: `{"inputs": [{"n", "accept"}], "output", "shape", ...}`) is printed.
 
     A compiled model run past its certificate's float limit for the dtype (`float_limits`,
-    e.g. n <= 547 for compiled PARITY in float32) warns on stderr (after the run; with
-    `--stream`, after the first chunk); `--json` has `precision`
-    (`dtype`, `certified_max_n`, `beyond_limit`, `warning`). A head of a long input that no
-    fast path fits says so on stderr, with why and its progress.
+    e.g. n <= 547 for compiled PARITY in float32) warns on stderr (after the run, or before a
+    long all-pairs run's first progress line; with `--stream`, after the first chunk);
+    `--json` has `precision` (`dtype`, `certified_max_n`, `beyond_limit`, `warning`). A head
+    of a long input that no fast path fits says so on stderr, with why and its progress.
 
     `--stream`: one input of any length, read from --input-file in chunks of --chunk positions
     (n is the file's size without a trailing newline), memory O(chunk) for causal models:
@@ -266,15 +269,19 @@ def run_cmd(
     outputs: list = [None] * len(words)
     paths: dict[str, dict[str, str]] = {}
     started = time.perf_counter()
-    with fast_paths("off" if dense else "auto"), report_slow_heads(_slow_head_reporter(model)):
+    pending = {"warning": precision["warning"]}  # said before a long run, else after it
+    with (
+        fast_paths("off" if dense else "auto"),
+        report_slow_heads(_slow_head_reporter(model, pending)),
+    ):
         for n in sorted({len(w) for w in words}):
             idx = [i for i, w in enumerate(words) if len(w) == n]
             for i, out in zip(idx, model.run_words([words[i] for i in idx], chunk_size=chunk)):
                 outputs[i] = out
             paths[str(n)] = head_paths(model)
     seconds = round(time.perf_counter() - started, 3)
-    if precision["warning"]:  # after the run: a refused request stays one line
-        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
+    if pending.get("warning"):  # after the run: a refused request stays one line
+        err_console.print(f"warning: {pending['warning']}", soft_wrap=True)
     readout = acceptance_of(model)
     accepts = [bool(readout.accept(torch.as_tensor(o[-1], device="cpu"))) for o in outputs]
     if npy_out is not None:

@@ -14,7 +14,7 @@ from functools import cache
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from hardsoft.errors import HardsoftError
+from hardsoft.errors import HardsoftError, syntax_error
 from hardsoft.logic.syntax import (
     Add,
     And,
@@ -309,16 +309,6 @@ def _previous_token(text: str, pos: int, start: str) -> str | None:
     return str(tokens[-1]) if tokens else None
 
 
-def _caret(text: str, pos: int) -> tuple[int, int, str]:
-    """(line, column, two-line excerpt with a caret) for 0-based offset ``pos`` in ``text``."""
-    line_no = text.count("\n", 0, pos) + 1
-    line_start = text.rfind("\n", 0, pos) + 1
-    line_end = text.find("\n", pos)
-    line = text[line_start : line_end if line_end >= 0 else len(text)]
-    column = pos - line_start + 1
-    return line_no, column, f"  {line}\n  {' ' * (column - 1)}^"
-
-
 def _acceptable(exc: UnexpectedInput) -> set[str]:
     """The terminals the parser could really take at the error (lark's own ``expected`` set
     over-approximates after LALR default reductions)."""
@@ -354,11 +344,7 @@ def _syntax_error(text: str, exc: UnexpectedInput, start: str) -> HardsoftError:
                 hint = " (a comparison of terms needs parentheses here)"
     prev = _previous_token(text, pos, start)
     where = f" after {prev!r}" if prev is not None else ""
-    line_no, column, excerpt = _caret(text, pos)
-    loc = f"line {line_no}, column {column}" if "\n" in text else f"column {column}"
-    return HardsoftError(
-        f"syntax error at {loc}: {problem}expected {expected}{where}{hint}\n{excerpt}"
-    )
+    return syntax_error(text, pos, f"{problem}expected {expected}{where}{hint}")
 
 
 def _check_alphabet(text: str, node: Node, alphabet: Iterable[str]) -> None:

@@ -15,7 +15,7 @@ from functools import cache
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
-from hardsoft.errors import HardsoftError
+from hardsoft.errors import HardsoftError, syntax_error
 from hardsoft.programs.brasp.syntax import (
     And,
     Atom,
@@ -143,16 +143,6 @@ def _parser() -> Lark:
     return Lark(GRAMMAR, parser="lalr", lexer="contextual", maybe_placeholders=False)
 
 
-def _caret(text: str, pos: int) -> tuple[int, int, str]:
-    """(line, column, the source line with a caret under column) for offset ``pos``."""
-    line_no = text.count("\n", 0, pos) + 1
-    start = text.rfind("\n", 0, pos) + 1
-    end = text.find("\n", pos)
-    line = text[start : end if end >= 0 else len(text)].rstrip("\r")
-    column = pos - start + 1
-    return line_no, column, f"  {line}\n  {' ' * (column - 1)}^"
-
-
 def _expected(exc: UnexpectedInput) -> str:
     interactive = getattr(exc, "interactive_parser", None)
     names: set[str] = set()
@@ -184,11 +174,7 @@ def _syntax_error(text: str, exc: UnexpectedInput, where: str) -> HardsoftError:
             pos = token.start_pos
             shown = "end of line" if token.type == "_NL" else repr(str(token))
             problem = f"unexpected {shown}; "
-    line, column, excerpt = _caret(text, pos)
-    return HardsoftError(
-        f"{where}syntax error at line {line}, column {column}: {problem}expected "
-        f"{_expected(exc)}\n{excerpt}"
-    )
+    return syntax_error(text, pos, f"{problem}expected {_expected(exc)}", where=where)
 
 
 def _statement(raw: _Raw, where: str) -> Statement:

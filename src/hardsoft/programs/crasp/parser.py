@@ -15,7 +15,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
-from hardsoft.errors import HardsoftError
+from hardsoft.errors import HardsoftError, syntax_error
 from hardsoft.programs.crasp.syntax import (
     Arith,
     BoolLit,
@@ -213,16 +213,6 @@ def _parser(start: str) -> Lark:
     )
 
 
-def _caret(text: str, pos: int) -> tuple[int, int, str]:
-    """(line, column, two-line excerpt with a caret) for the 0-based offset ``pos``."""
-    line_no = text.count("\n", 0, pos) + 1
-    start = text.rfind("\n", 0, pos) + 1
-    end = text.find("\n", pos)
-    line = text[start : end if end >= 0 else len(text)].rstrip("\r")
-    column = pos - start + 1
-    return line_no, column, f"  {line}\n  {' ' * (column - 1)}^"
-
-
 def _accepts(exc: UnexpectedInput) -> set[str]:
     """The terminals the parser could take at the error (lark's ``expected`` set
     over-approximates after LALR default reductions)."""
@@ -247,7 +237,7 @@ def _expected(accepts: set[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
-def _syntax_error(text: str, exc: UnexpectedInput) -> HardsoftError:
+def _syntax_error(text: str, exc: UnexpectedInput, where: str) -> HardsoftError:
     hint = ""
     accepts = _accepts(exc)
     if isinstance(exc, UnexpectedCharacters):
@@ -269,23 +259,21 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> HardsoftError:
                 problem = "the line ends early; "
             elif token.type == "_ASSIGN" and "CMP" in accepts:
                 hint = " (a comparison is written ==)"
-    line_no, column, excerpt = _caret(text, min(pos, max(len(text) - 1, 0)) if text else 0)
-    return HardsoftError(
-        f"syntax error at line {line_no}, column {column}: {problem}expected {_expected(accepts)}"
-        f"{hint}\n{excerpt}"
-    )
+    message = f"{problem}expected {_expected(accepts)}{hint}"
+    return syntax_error(text, pos, message, where=where)
 
 
-def parse_program(text: str) -> list[Statement | Import]:
+def parse_program(text: str, where: str = "") -> list[Statement | Import]:
     """The statements and imports of a ``.cr`` file, in order (syntax only: names and types
-    are checked by :mod:`hardsoft.programs.crasp.checker`)."""
+    are checked by :mod:`hardsoft.programs.crasp.checker`); ``where`` names the file in a
+    syntax error (``"'p.cr': "``)."""
     if not text.endswith("\n"):
         text += "\n"
     try:
         tree = _parser("start").parse(text)
         items: list[Statement | Import] = _Build().transform(tree)
     except UnexpectedInput as exc:
-        raise _syntax_error(text, exc) from None
+        raise _syntax_error(text, exc, where) from None
     except VisitError as exc:
         if isinstance(exc.orig_exc, HardsoftError):
             raise exc.orig_exc from None

@@ -194,6 +194,7 @@ def from_text(
 ) -> CRaspProgram:
     """A checked C-RASP program from its text. The alphabet: ``alphabet``, else a
     ``// alphabet: SYMBOLS`` comment, else the symbols the program mentions (sorted)."""
+    in_file = f"{where!r}: " if where else ""  # a syntax error names the file
     where = where or f"program {name!r}"
     declared: tuple[str, ...] | None = None
     if alphabet is not None:
@@ -202,7 +203,7 @@ def from_text(
         pragmas = _PRAGMA.findall(text)
         if pragmas:
             declared = validate.alphabet(pragmas[0], f"{where}: the '// alphabet:' comment")
-    checked = check_program(parse_program(text), alphabet=declared, where=where)
+    checked = check_program(parse_program(text, in_file), alphabet=declared, where=where)
     if declared is None:
         if not checked.symbols:
             raise HardsoftError(

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hardsoft import validate
-from hardsoft.errors import HardsoftError
+from hardsoft.errors import HardsoftError, syntax_error
 from hardsoft.model.spec import Mask
 from hardsoft.model.transformer import Transformer
 from hardsoft.programs.rasp import api as R
@@ -156,10 +156,11 @@ def _run_file(path: Path) -> dict[str, Any]:
 def _execute(path: Path) -> dict[str, Any]:
     try:
         return runpy.run_path(str(path), run_name="__rasp__")
-    except SyntaxError as exc:
-        line = (exc.text or "").rstrip("\n")
-        caret = " " * max((exc.offset or 1) - 1, 0) + "^"
-        raise HardsoftError(f"{path} line {exc.lineno}: {exc.msg}\n  {line}\n  {caret}") from None
+    except SyntaxError as exc:  # the one form of every notation's syntax errors
+        text = path.read_text(encoding="utf-8", errors="replace")
+        before = text.splitlines(keepends=True)[: max((exc.lineno or 1) - 1, 0)]
+        pos = sum(map(len, before)) + max((exc.offset or 1) - 1, 0)
+        raise syntax_error(text, pos, exc.msg, where=f"{str(path)!r}: ") from None
     except SystemExit as exc:
         raise HardsoftError(f"running {path} called exit({exc.code})") from None
     except Exception as exc:  # the user's file: any exception is theirs
