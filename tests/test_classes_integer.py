@@ -12,6 +12,7 @@ from hardsoft.classes.integer import (
     Decider,
     IntegerProgram,
     lattice_witness,
+    linear_range,
     refuted,
     witness,
 )
@@ -135,3 +136,29 @@ def test_memo_answers_a_repeated_program() -> None:
     prog = IntegerProgram(rows=(((1, -1), 0), ((0, 1), 3)), lower=(1, 1), upper=(None, None))
     assert decider(prog) and decider(prog)
     assert decider.counts["memo"] == 1 and decider.counts["witness"] == 1 and not calls
+
+
+def test_linear_range_agrees_with_linear_programming() -> None:
+    """The exact range of a linear form (Fourier–Motzkin) against HiGHS's linprog."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(11)
+    checked = 0
+    for _ in range(80):
+        prog = random_program(rng)
+        objective = tuple(int(x) for x in rng.integers(-3, 4, size=prog.width))
+        exact = linear_range(prog, objective)
+        if exact is None:
+            continue
+        a = [list(r) for r, _ in prog.rows]
+        b = [rhs for _, rhs in prog.rows]
+        bounds = list(zip(prog.lower, prog.upper))
+        lo = linprog(objective, A_ub=a, b_ub=b, bounds=bounds, method="highs")
+        hi = linprog([-c for c in objective], A_ub=a, b_ub=b, bounds=bounds, method="highs")
+        want = (lo.fun if lo.status == 0 else None, -hi.fun if hi.status == 0 else None)
+        for got, ref in zip(exact, want):
+            assert (got is None) == (ref is None), (prog, objective, exact, want)
+            if got is not None:
+                assert abs(float(got) - ref) < 1e-6, (prog, objective, exact, want)
+        checked += 1
+    assert checked > 60

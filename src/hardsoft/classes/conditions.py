@@ -29,7 +29,7 @@ from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from hardsoft.classes.algebra import Poly, integer_linear, positive_multiplier
 from hardsoft.classes.boolean import Function, Predicates
-from hardsoft.classes.integer import Decider, IntegerProgram
+from hardsoft.classes.integer import Decider, IntegerProgram, linear_range
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.linear import comparison as linear_comparison
 from hardsoft.logic.linear import linear_term
@@ -307,12 +307,19 @@ class Vars:
     def _range(
         self, coefs: tuple[tuple[str, int], ...], where: Where
     ) -> tuple[float | None, float | None]:
+        """The least and greatest value of ``Σ a_v v`` over the polytope's real points:
+        exactly by :func:`~.integer.linear_range`, by HiGHS where that gives up."""
         names = _names(coefs)
+        prog = self.program([], where, names)
+        objective = _ints(_row(names, dict(coefs)))
+        exact = linear_range(prog, objective)
+        if exact is not None:
+            low, high = exact
+            return (None if low is None else float(low), None if high is None else float(high))
         a_ub, b_ub, bounds = self._polytope(names, where)
-        objective = _row(names, dict(coefs))
         with quiet_solver():
             lo = linprog(objective, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
-            hi = linprog(-objective, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
+            hi = linprog(-np.array(objective), A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
         return (
             float(lo.fun) if lo.status == 0 else None,
             float(-hi.fun) if hi.status == 0 else None,
@@ -389,9 +396,13 @@ class Vars:
         witnesses and Fourier–Motzkin refutations first, HiGHS for the rest)."""
         return self.decider(self.program(literals, where))
 
-    def program(self, literals: list[tuple[Literal, bool]], where: Where) -> IntegerProgram:
-        """The polytope under ``where`` and ``literals`` as integer data."""
-        names = _names(tuple(kv for (_, coefs, _), _ in literals for kv in coefs))
+    def program(
+        self, literals: list[tuple[Literal, bool]], where: Where, names: list[str] | None = None
+    ) -> IntegerProgram:
+        """The polytope under ``where`` and ``literals`` as integer data (over ``names``:
+        ``i``, ``n`` and the counts; by default those of the literals)."""
+        if names is None:
+            names = _names(tuple(kv for (_, coefs, _), _ in literals for kv in coefs))
         a_ub, b_ub, bounds = self._polytope(names, where)
         rows = [(_ints(r), int(b)) for r, b in zip(a_ub, b_ub)]
         mods = []

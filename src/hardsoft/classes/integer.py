@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from itertools import product
 from typing import ClassVar
@@ -335,6 +336,45 @@ def _fm_refutes(
     return any(not any(a) and b < 0 for a, b in rows)
 
 
+# ---------------------------------------------------------------------------- linear ranges
+
+
+def linear_range(
+    prog: IntegerProgram, objective: tuple[int, ...], cap: int = FM_ROWS
+) -> tuple[Fraction | None, Fraction | None] | None:
+    """The least and greatest value of ``objective · x`` over the real points of ``prog``'s
+    rows and bounds (its MOD literals are ignored), exactly, as Fractions (None: unbounded
+    on that side; both None: no real point), by Fourier–Motzkin without rounding (a new
+    variable ``z = objective · x``, every other variable eliminated). None if the rows
+    grow past ``cap`` (then a linear programming solver decides)."""
+    w = prog.width
+    a, b = _all_rows(prog, w)
+    items = [(tuple(int(v) for v in row) + (0,), int(rhs)) for row, rhs in zip(a, b)]
+    items += [(tuple(objective) + (-1,), 0), (tuple(-c for c in objective) + (1,), 0)]
+    rows = _tightest({_scaled(r, rhs) for r, rhs in items})
+    for v in range(w):
+        if any(not any(r) and rhs < 0 for r, rhs in rows):
+            return None, None
+        rows = {(r, rhs) for r, rhs in rows if any(r)}
+        if len(rows) > cap:
+            return None
+        rows = _eliminate(rows, v, rounding=False)
+    if any(not any(r) and rhs < 0 for r, rhs in rows):
+        return None, None
+    ups = [Fraction(rhs, r[w]) for r, rhs in rows if r[w] > 0]
+    downs = [Fraction(rhs, r[w]) for r, rhs in rows if r[w] < 0]
+    low, high = max(downs, default=None), min(ups, default=None)
+    if low is not None and high is not None and low > high:
+        return None, None
+    return low, high
+
+
+def _scaled(a: tuple[int, ...], b: int) -> Row:
+    """``a·x <= b`` divided by the gcd of all its numbers (the same real points)."""
+    g = math.gcd(*a, b)
+    return (tuple(x // g for x in a), b // g) if g else (a, b)
+
+
 def _normal(a: tuple[int, ...], b: int) -> Row:
     """``a·x <= b`` divided by the gcd of ``a``, the right side rounded down (valid for
     integer ``x``)."""
@@ -342,15 +382,17 @@ def _normal(a: tuple[int, ...], b: int) -> Row:
     return (tuple(x // g for x in a), b // g) if g else (a, b)
 
 
-def _eliminate(rows: set[Row], v: int) -> set[Row]:
+def _eliminate(rows: set[Row], v: int, rounding: bool = True) -> set[Row]:
     """The rows without variable ``v``: those not using it, and every positive combination of
-    an upper and a lower bound on it (normalised)."""
+    an upper and a lower bound on it (normalised: with integer rounding, or for the same
+    real points without)."""
+    normal = _normal if rounding else _scaled
     keep = {(a, b) for a, b in rows if a[v] == 0}
     ups = [(a, b) for a, b in rows if a[v] > 0]
     downs = [(a, b) for a, b in rows if a[v] < 0]
     for (a, b), (c, d) in product(ups, downs):
         s, t = -c[v], a[v]
-        keep.add(_normal(tuple(s * x + t * y for x, y in zip(a, c)), s * b + t * d))
+        keep.add(normal(tuple(s * x + t * y for x, y in zip(a, c)), s * b + t * d))
     return _tightest(keep)
 
 
@@ -363,4 +405,4 @@ def _tightest(rows: set[Row]) -> set[Row]:
     return {(a, b) for a, b in best.items()}
 
 
-__all__ = ["Decider", "IntegerProgram", "refuted", "witness"]
+__all__ = ["Decider", "IntegerProgram", "lattice_witness", "linear_range", "refuted", "witness"]
