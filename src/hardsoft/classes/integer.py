@@ -127,7 +127,7 @@ def witness(prog: IntegerProgram, top: int | None = None) -> np.ndarray | None:
     return grid[hits[0]] if len(hits) else None
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=32)  # at most about 1.3 MB each
 def _grid(
     width: int, lower: tuple[int | None, ...], upper: tuple[int | None, ...], top: int
 ) -> np.ndarray | None:
