@@ -29,6 +29,7 @@ from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from hardsoft.classes.algebra import Poly, integer_linear, positive_multiplier
 from hardsoft.classes.boolean import Function, Predicates
+from hardsoft.classes.integer import Decider, IntegerProgram, linear_range
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.linear import comparison as linear_comparison
 from hardsoft.logic.linear import linear_term
@@ -98,6 +99,8 @@ class Vars:
         self._thresholds: dict[tuple, list[int]] = {}
         self._decided: dict[tuple, tuple[float | None, float | None]] = {}
         self._residues: dict[tuple, dict[int, Formula]] = {}
+        self.decider = Decider(solve_milp)
+        """Exact integer feasibility with a memo (:mod:`.integer`)."""
         self.linear: dict[Formula, Literal] = {}
         """Each comparison atom ``L >= k`` as ``("geq", L, k)`` and each ``MOD(m, r)(L)`` as
         ``("mod", L, (m, r))`` (``L``: integer coefficients of variables)."""
@@ -304,12 +307,19 @@ class Vars:
     def _range(
         self, coefs: tuple[tuple[str, int], ...], where: Where
     ) -> tuple[float | None, float | None]:
+        """The least and greatest value of ``Σ a_v v`` over the polytope's real points:
+        exactly by :func:`~.integer.linear_range`, by HiGHS where that gives up."""
         names = _names(coefs)
+        prog = self.program([], where, names)
+        objective = _ints(_row(names, dict(coefs)))
+        exact = linear_range(prog, objective)
+        if exact is not None:
+            low, high = exact
+            return (None if low is None else float(low), None if high is None else float(high))
         a_ub, b_ub, bounds = self._polytope(names, where)
-        objective = _row(names, dict(coefs))
         with quiet_solver():
             lo = linprog(objective, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
-            hi = linprog(-objective, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
+            hi = linprog(-np.array(objective), A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
         return (
             float(lo.fun) if lo.status == 0 else None,
             float(-hi.fun) if hi.status == 0 else None,
@@ -382,50 +392,54 @@ class Vars:
 
     def _feasible(self, literals: list[tuple[Literal, bool]], where: Where) -> bool:
         """Whether some integer point of the polytope satisfies every literal (``L >= k`` or
-        ``L mod m = r``, true or false)."""
-        names = _names(tuple(kv for (_, coefs, _), _ in literals for kv in coefs))
-        a_ub, b_ub, bounds = self._polytope(names, where)
-        mods = [(lit, value) for lit, value in literals if lit[0] == "mod"]
-        width = len(names) + len(mods)  # one quotient per MOD literal
-        rows: list[np.ndarray] = [np.pad(r, (0, len(mods))) for r in a_ub]
-        rhs: list[float] = list(b_ub)
-        eq_rows: list[np.ndarray] = []
-        eq_rhs: list[float] = []
-        for (kind, coefs, k), value in literals:
-            if kind == "geq":
-                row = np.pad(_row(names, dict(coefs)), (0, len(mods)))
-                rows.append(-row if value else row)
-                rhs.append(-k if value else k - 1)
-        alternatives: list[list[tuple[int, int]]] = []
-        for q, ((_, coefs, (m, r)), value) in enumerate(mods):
-            row = np.pad(_row(names, dict(coefs)), (0, len(mods)))
-            row[len(names) + q] = -m  # L - m·q is the remainder
-            eq_rows.append(row)
-            alternatives.append([(r, r)] if value else [(x, x) for x in range(m) if x != r])
-        for choice in product(*alternatives):
-            e_rhs = eq_rhs + [lo for lo, _ in choice]
-            if self._solve(width, len(names), bounds, rows, rhs, eq_rows, e_rhs):
-                return True
-        return False
+        ``L mod m = r``, true or false), decided exactly by :mod:`.integer` (a memo, small
+        witnesses and Fourier–Motzkin refutations first, HiGHS for the rest)."""
+        return self.decider(self.program(literals, where))
 
-    @staticmethod
-    def _solve(
-        width: int,
-        n_main: int,
-        bounds: list[tuple[float, float | None]],
-        rows: list[np.ndarray],
-        rhs: list[float],
-        eq_rows: list[np.ndarray],
-        eq_rhs: list[float],
-    ) -> bool:
-        lower = np.array([lo for lo, _ in bounds] + [-np.inf] * (width - n_main))
-        upper = np.array(
-            [np.inf if hi is None else hi for _, hi in bounds] + [np.inf] * (width - n_main)
+    def program(
+        self, literals: list[tuple[Literal, bool]], where: Where, names: list[str] | None = None
+    ) -> IntegerProgram:
+        """The polytope under ``where`` and ``literals`` as integer data (over ``names``:
+        ``i``, ``n`` and the counts; by default those of the literals)."""
+        if names is None:
+            names = _names(tuple(kv for (_, coefs, _), _ in literals for kv in coefs))
+        a_ub, b_ub, bounds = self._polytope(names, where)
+        rows = [(_ints(r), int(b)) for r, b in zip(a_ub, b_ub)]
+        mods = []
+        for (kind, coefs, k), value in literals:
+            row = _ints(_row(names, dict(coefs)))
+            if kind == "geq":  # L >= k is -L <= -k; its negation L <= k - 1
+                rows.append((tuple(-a for a in row), -k) if value else (row, k - 1))
+            else:
+                mods.append((row, k[0], k[1], value))
+        return IntegerProgram(
+            tuple(rows),
+            tuple(int(lo) for lo, _ in bounds),
+            tuple(None if hi is None else int(hi) for _, hi in bounds),
+            tuple(mods),
         )
-        constraints = [LinearConstraint(np.stack(rows), -np.inf, np.array(rhs))]
-        if eq_rows:
-            e = np.array(eq_rhs, dtype=float)
-            constraints.append(LinearConstraint(np.stack(eq_rows), e, e))
+
+
+def solve_milp(prog: IntegerProgram) -> bool:
+    """``prog`` decided by HiGHS (``scipy.optimize.milp``): one quotient variable per MOD
+    literal, one program per residue a false MOD literal allows."""
+    mods = prog.mods
+    width = prog.width + len(mods)
+    lower = np.array([lo for lo in prog.lower] + [-np.inf] * len(mods), dtype=float)
+    upper = np.array([np.inf if hi is None else hi for hi in prog.upper] + [np.inf] * len(mods))
+    a_ub = np.array([list(a) + [0] * len(mods) for a, _ in prog.rows], dtype=float)
+    b_ub = np.array([b for _, b in prog.rows], dtype=float)
+    eq_rows = np.zeros((len(mods), width))
+    alternatives: list[list[int]] = []
+    for q, (a, m, r, holds) in enumerate(mods):
+        eq_rows[q, : prog.width] = a
+        eq_rows[q, prog.width + q] = -m  # L - m·q is the remainder
+        alternatives.append([r] if holds else [x for x in range(m) if x != r])
+    for choice in product(*alternatives):
+        constraints = [LinearConstraint(a_ub, -np.inf, b_ub)]
+        if mods:
+            e = np.array(choice, dtype=float)
+            constraints.append(LinearConstraint(eq_rows, e, e))
         with quiet_solver():
             res = milp(
                 np.zeros(width),
@@ -434,7 +448,13 @@ class Vars:
                 bounds=Bounds(lower, upper),
                 options={"disp": False},
             )
-        return bool(res.status != 2)  # 2: infeasible (limits reached count as feasible)
+        if res.status != 2:  # 2: infeasible (limits reached count as feasible)
+            return True
+    return False
+
+
+def _ints(row: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(x) for x in row)
 
 
 @contextmanager
