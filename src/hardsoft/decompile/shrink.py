@@ -12,9 +12,9 @@ and future operators (:func:`hardsoft.logic.twoway.equivalent_everywhere`): ``la
 which a non-strict compilation of ``first`` leaves behind, is proved equal to ``Y first``.
 This module tries, greedily and largest subformula first, to replace a subformula (every
 occurrence of it) by ``true``, ``false``, one of its own subformulas or a position atom the
-theory names (``first``, ``i = 2`` as ``Y first``, ``last``, the parity of ``i``); a replacement is kept only when the automaton proves the
-new formula equal to the current one. Every kept step is a proof, so the result is exact;
-which steps are found is a heuristic.
+theory names (``first``, ``i = 2`` as ``Y first``, ``last``, the parity of ``i``); a
+replacement is kept only when the automaton proves the new formula equal to the current one.
+Every kept step is a proof, so the result is exact; which steps are found is a heuristic.
 
 The search is bounded by **counted work**, not by the clock: the subformula values the
 automaton searches compute, all together (:data:`WORK`; a past-time search computes one value
