@@ -59,7 +59,7 @@ MAX_NODES = 400
 """Formulas larger than this are left as they are (each step is one automaton search)."""
 MAX_STATES = 20_000
 """The state cap of each automaton search; a search beyond it keeps the subformula."""
-WORK = 10_000_000
+WORK = 1_000_000
 """The shrinking stops once its automaton searches have computed this many subformula values
 in all (the formula so far is exact): about 5 s of an idle 2-core machine, the old wall-clock
 bound."""
@@ -119,7 +119,7 @@ def shrink_counted(formula: Formula, alphabet: tuple[str, ...], work: int = WORK
                     break
             if progress or search.spent:
                 break
-    return Shrunk(current, steps, search.checks, search.done, search.spent)
+    return Shrunk(_tidy(current), steps, search.checks, search.done, search.spent)
 
 
 class _Search:
@@ -213,14 +213,33 @@ def _substitute(formula: Formula, old: Formula, new: Formula) -> Formula:
     return out
 
 
+def _tidy(formula: Formula) -> Formula:
+    """``formula`` with :func:`_fold` applied at every node, bottom up (identities only)."""
+    memo: dict[Node, Node] = {}
+    for node in subnodes(formula):
+        changes = {
+            f.name: memo[v]
+            for f in fields(node)  # type: ignore[arg-type]
+            if isinstance(v := getattr(node, f.name), Node) and memo[v] is not v
+        }
+        memo[node] = _fold(replace(node, **changes) if changes else node)  # type: ignore[type-var]
+    out = memo[formula]
+    assert isinstance(out, Formula)
+    return out
+
+
 def _fold(node: Node) -> Node:
     """Constants folded out of ``!``, ``&``, ``|``, ``Y``, ``P``, ``S`` and their mirrors
     (``P true`` is ``!first``, ``F true`` is ``!last``, ``E true`` is ``true``); ``!!φ`` is
-    ``φ``."""
+    ``φ``, ``!(!φ & !ψ)`` is ``φ | ψ`` (and dually). Each is an identity."""
     if isinstance(node, Not) and isinstance(node.arg, Const):
         return Const(not node.arg.value)
     if isinstance(node, Not) and isinstance(node.arg, Not):
         return node.arg.arg
+    if isinstance(node, Not) and isinstance(node.arg, (And, Or)):  # De Morgan, when shorter
+        left, right = node.arg.left, node.arg.right
+        if isinstance(left, Not) and isinstance(right, Not):
+            return (Or if isinstance(node.arg, And) else And)(left.arg, right.arg)
     if isinstance(node, (Prev, Past)) and isinstance(node.arg, Const):
         return Not(First()) if node.arg.value else Const(False)
     if isinstance(node, (Next, Future)) and isinstance(node.arg, Const):
