@@ -23,7 +23,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
-from hardsoft.classes import budget
+from hardsoft.classes import budget, espresso
 from hardsoft.logic.linear import as_linear, comparison
 from hardsoft.logic.syntax import (
     And,
@@ -547,7 +547,8 @@ class Predicates:
                     others = others | self._cube(c)
             if (lower & ~others) == self.false:
                 kept.remove(cube)
-        return kept
+        ops = espresso.Cover(self.bdd, self._cube, self._cost, self._atom_size)
+        return espresso.improve(kept, lower, upper, ops)
 
     def _atom_size(self, var: str) -> int:
         """The printed size of an atom; for a temporal atom not named yet, an estimate that
