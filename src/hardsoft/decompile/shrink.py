@@ -66,6 +66,9 @@ WORK = 1_000_000
 """The shrinking stops once its automaton searches have computed this many subformula values
 in all (the formula so far is exact): about 5 s of an idle 2-core machine, the old wall-clock
 bound."""
+WORK_PER_NODE = 10_000
+"""A formula of s nodes gets at most ``WORK_PER_NODE * s`` of it: a short formula that does
+not shrink (a compiled ``E ('a' & X ('b' & X 'c'))``, 8 nodes) is not searched for seconds."""
 
 
 @dataclass(frozen=True)
@@ -89,17 +92,20 @@ class Shrunk:
         }
 
 
-def shrink(formula: Formula, alphabet: tuple[str, ...], work: int = WORK) -> Formula:
+def shrink(formula: Formula, alphabet: tuple[str, ...], work: int | None = None) -> Formula:
     """A formula equal to ``formula`` at every position of every word, as short as the greedy
     steps find within ``work`` (counted); ``formula`` itself when it counts or is too
     large. Deterministic: the same input gives the same formula."""
     return shrink_counted(formula, alphabet, work).formula
 
 
-def shrink_counted(formula: Formula, alphabet: tuple[str, ...], work: int = WORK) -> Shrunk:
-    """:func:`shrink`, with the count of steps, searches and work (see :class:`Shrunk`)."""
+def shrink_counted(formula: Formula, alphabet: tuple[str, ...], work: int | None = None) -> Shrunk:
+    """:func:`shrink`, with the count of steps, searches and work (see :class:`Shrunk`);
+    ``work`` defaults to ``min(WORK, WORK_PER_NODE * size(formula))``."""
     if size(formula) > MAX_NODES:
         return Shrunk(formula)
+    if work is None:
+        work = min(WORK, WORK_PER_NODE * size(formula))
     search = _Search(alphabet, work)
     if not search.decidable(formula):
         return Shrunk(formula, checks=search.checks, work=search.done)
