@@ -143,3 +143,16 @@ def test_the_reports_verdict() -> None:
     )
     assert judge({"cells": [cell("decompiled", equal=None)]})[0] == "inconclusive"
     assert judge({"cells": [cell("unavailable")]})[0] == "undetermined"
+
+
+def test_within_target_counts_only_proved_recognizers() -> None:
+    """The 4× target is over the recognizers proved equal to their task; sizes of the others
+    do not count, and the largest ratio is reported."""
+    from hardsoft.experiments.decompile_trained import within_target
+
+    def cell(size: int, task: int, equal: bool | None) -> dict:
+        return {"decompile": {"size": size, "task_size": task, "equal_at_every_length": equal}}
+
+    cells = [cell(5, 5, True), cell(30, 5, True), cell(500, 5, False), cell(9, 3, None)]
+    assert within_target(cells) == (2, 1, 6.0)
+    assert within_target([]) == (0, 0, 0.0)

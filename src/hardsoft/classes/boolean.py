@@ -23,7 +23,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
-from hardsoft.classes import budget
+from hardsoft.classes import budget, espresso
 from hardsoft.logic.linear import as_linear, comparison
 from hardsoft.logic.syntax import (
     And,
@@ -89,7 +89,9 @@ class Predicates:
         facts of S's atoms, not all of them."""
         self._fact_count = 0
         self._care_memo: dict[frozenset[str], Function] = {}
-        self._memo_keys: dict[str, set[frozenset[str]]] = {}
+        # insertion-ordered (dicts, sorted iteration below): the order of BDD operations, and
+        # so CUDD's reordering and the covers, must not depend on the string hash seed
+        self._memo_keys: dict[str, dict[frozenset[str], None]] = {}
         """Atom -> the memoised care keys that contain it: a new fact updates only the keys
         that hold all its atoms, instead of clearing the memo."""
         self._order: dict[str, int] = {}
@@ -166,10 +168,14 @@ class Predicates:
         newest = max(atoms, key=self._order.__getitem__)
         self._facts_by_var.setdefault(newest, []).append((atoms, fact))
         self._fact_count += 1
-        rarest = min(atoms, key=lambda v: len(self._memo_keys.get(v, ())))
+        rarest = min(self._sorted(atoms), key=lambda v: len(self._memo_keys.get(v, ())))
         for key in self._memo_keys.get(rarest, ()):
             if atoms <= key:
                 self._care_memo[key] = self._care_memo[key] & fact
+
+    def _sorted(self, variables: Iterable[str]) -> list[str]:
+        """``variables`` in the order they were declared (not the hash order of a set)."""
+        return sorted(variables, key=self._order.__getitem__)
 
     def _clear_care(self) -> None:
         self._care_memo.clear()
@@ -196,13 +202,13 @@ class Predicates:
             budget.check()
             self._relate_within(key)
             hit = self.base
-            for var in key:
+            for var in self._sorted(key):
                 for atoms, fact in self._facts_by_var.get(var, ()):
                     if atoms <= key:
                         hit = hit & fact
             self._care_memo[key] = hit
             for var in key:
-                self._memo_keys.setdefault(var, set()).add(key)
+                self._memo_keys.setdefault(var, {})[key] = None
         return hit
 
     def is_false(self, u: Function) -> bool:
@@ -231,7 +237,7 @@ class Predicates:
 
     def _global_in(self, *args: Function) -> str | None:
         for arg in args:
-            for var in self.bdd.support(arg):
+            for var in self._sorted(self.bdd.support(arg)):
                 if var in self.global_vars:
                     return str(var)
         return None
@@ -321,7 +327,7 @@ class Predicates:
         """``Y`` of a non-strict past operator is the strict one: ``Y (x | P x) = P x`` and
         ``Y (y | x & (x S y)) = x S y`` (and ``X`` with ``F``, ``U``)."""
         eventually, since = ("P", "S") if op == "Y" else ("F", "U")
-        for var in self.bdd.support(arg):
+        for var in self._sorted(self.bdd.support(arg)):
             d = self.defs.get(var)
             if d is None:
                 continue
@@ -541,7 +547,8 @@ class Predicates:
                     others = others | self._cube(c)
             if (lower & ~others) == self.false:
                 kept.remove(cube)
-        return kept
+        ops = espresso.Cover(self.bdd, self._cube, self._cost, self._atom_size)
+        return espresso.improve(kept, lower, upper, ops)
 
     def _atom_size(self, var: str) -> int:
         """The printed size of an atom; for a temporal atom not named yet, an estimate that

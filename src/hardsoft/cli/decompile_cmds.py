@@ -205,9 +205,7 @@ def _print(info: dict, hardened: bool) -> None:
     )
     for o in info["outputs"]:
         print(f"{o['name']} ({o['readout']}):  {o['formula']}")
-        before = o.get("size_before_simplification")
-        was = f" (before simplification {before})" if before not in (None, o["size"]) else ""
-        print(f"  size {o['size']}{was}, temporal depth {o['temporal_depth']}")
+        print(f"  size {o['size']}{_size_history(o)}, temporal depth {o['temporal_depth']}")
     v = info["verified"]
     if v["positions"]:
         print(
@@ -233,6 +231,23 @@ def _print(info: dict, hardened: bool) -> None:
         print(_language_line(info["language"], info["outputs"][0]["name"]))
     if "path" in info:
         print(f"wrote {info['path']}")
+
+
+def _size_history(o: dict) -> str:
+    """`` (before simplification 42, before shrinking 20: 3 proved steps); 7 as named
+    definitions`` -- the parts that differ from the final size."""
+    size, parts = o["size"], []
+    before, written = o.get("size_before_simplification"), o.get("size_before_shrinking")
+    if before not in (None, size):
+        parts.append(f"before simplification {before}")
+    if written not in (None, size):
+        steps = (o.get("shrink") or {}).get("steps", 0)
+        parts.append(f"before shrinking {written}: {steps} proved steps")
+    out = f" ({', '.join(parts)})" if parts else ""
+    shared = o.get("size_shared")
+    if shared is not None and shared < size:
+        out += f"; {shared} with repeated subformulas named once"
+    return out
 
 
 def _language_line(lang: dict, output: str) -> str:

@@ -23,11 +23,11 @@ from hardsoft.classes.propagation import (
     propagate,
     unsupported,
 )
-from hardsoft.decompile.shrink import shrink
+from hardsoft.decompile.shrink import shrink_counted
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import Language, all_words
 from hardsoft.logic.semantics import evaluate
-from hardsoft.logic.syntax import Const, Formula, size, temporal_depth, to_text
+from hardsoft.logic.syntax import Const, Formula, shared_size, size, temporal_depth, to_text
 from hardsoft.model.readout import acceptance_of, output_names
 from hardsoft.model.spec import Weighting
 from hardsoft.model.transformer import Transformer
@@ -53,6 +53,12 @@ class Output:
     """The size before simplification: the output's cover printed with each temporal atom
     as it was named when created, before the facts learnt later, the re-rendering and the
     exact constant test (None where not measured)."""
+    size_written: int | None = None
+    """The size after the BDD simplification and the constant test, before the proved
+    shrinking (:mod:`hardsoft.decompile.shrink`)."""
+    shrink: dict[str, Any] | None = None
+    """What the proved shrinking did: steps kept, equivalence searches, counted work,
+    whether the work bound ended it, and its seconds."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,7 +66,10 @@ class Output:
             "readout": self.readout,
             "formula": to_text(self.formula),
             "size": size(self.formula),
+            "size_shared": shared_size(self.formula),
             "size_before_simplification": self.size_before,
+            "size_before_shrinking": self.size_written,
+            "shrink": self.shrink,
             "temporal_depth": temporal_depth(self.formula),
         }
 
@@ -279,10 +288,28 @@ def _decompile_counting(
             progress(f"writing the formula of {name}")
         before = size(table.preds.formula(pred))
         formula = exact_constant(table.preds.render(pred), model.spec.alphabet)
-        outputs.append(Output(name, how, formula, before))
+        outputs.append(_shrunk(name, how, formula, before, model, progress))
     result = Decompiled(outputs, table, counting_certificate(model, table))
     result.ties = list(table.ties)
     return result
+
+
+def _shrunk(
+    name: str,
+    readout: str,
+    formula: Formula,
+    before: int | None,
+    model: Transformer,
+    progress: Progress | None,
+) -> Output:
+    """The output with its formula shrunk by proved steps (:mod:`hardsoft.decompile.shrink`;
+    formulas that count are left as they are), and what the shrinking did."""
+    if progress is not None:
+        progress(f"shrinking the formula of {name} (each step proved)")
+    start = time.perf_counter()
+    shrunk = shrink_counted(formula, tuple(model.spec.alphabet))
+    how = {**shrunk.to_dict(), "seconds": round(time.perf_counter() - start, 3)}
+    return Output(name, readout, shrunk.formula, before, size(formula), how)
 
 
 def _decompile_finite(
@@ -297,10 +324,7 @@ def _decompile_finite(
             progress(f"writing the formula of {name}")
         written = write_output(table, bits)
         formula = exact_constant(written.formula, model.spec.alphabet)
-        if progress is not None:
-            progress(f"shrinking the formula of {name} (past-time formulas, each step proved)")
-        formula = shrink(formula, tuple(model.spec.alphabet))
-        outputs.append(Output(name, readout, formula, written.size_before))
+        outputs.append(_shrunk(name, readout, formula, written.size_before, model, progress))
     result = Decompiled(outputs, table, certificate(model, table))
     result.ties = threshold_ties(model, table)
     return result

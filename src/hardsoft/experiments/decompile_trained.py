@@ -42,9 +42,9 @@ from hardsoft.learn.recognize import accuracy_by_length, sample_strings  # noqa:
 from hardsoft.learn.train import TrainConfig  # noqa: E402
 from hardsoft.logic import parse  # noqa: E402
 from hardsoft.logic.semantics import accepts_batch, evaluate  # noqa: E402
-from hardsoft.logic.syntax import Formula, size, to_text  # noqa: E402
+from hardsoft.logic.syntax import Formula, shared_size, size, to_text  # noqa: E402
 
-VERSION = "6"
+VERSION = "7"
 
 # The task's own formulas (hardsoft syntax; read at the last position). Dyck-1 of depth <= 2:
 # the word starts with "(" and ends with ")", and its doubled letters alternate "((", "))", ...
@@ -222,6 +222,9 @@ def _decompile(hard: Any, task: Task, plan: Plan) -> dict[str, Any]:
         "formula": to_text(formula),
         "size": size(formula),
         "size_before": result.outputs[0].size_before,
+        "size_before_shrinking": result.outputs[0].size_written,
+        "size_shared": shared_size(formula),
+        "shrink": result.outputs[0].shrink,
         "task_size": size(task_formula(task)),
         "classes": list(result.classes),
         "seconds": round(result.seconds, 3),
@@ -341,11 +344,35 @@ def _verdict(cell: dict[str, Any]) -> str:
     return f"= task on every word <= {cell['hardened_vs_task_to_n']} (no proof)"
 
 
+def _sizes(d: dict[str, Any]) -> str:
+    """First written (temporal atoms as created) → after the BDD simplification → after the
+    proved shrinking."""
+    if "size" not in d:
+        return "-"
+    return f"{d.get('size_before', '-')} → {d.get('size_before_shrinking', '-')} → {d['size']}"
+
+
+def _seconds(d: dict[str, Any]) -> str:
+    if "seconds" not in d:
+        return "-"
+    shrink = (d.get("shrink") or {}).get("seconds")
+    return f"{d['seconds']:.2f}" + (f" ({shrink:.2f})" if shrink is not None else "")
+
+
+def within_target(cells: list[dict[str, Any]], factor: float = 4.0) -> tuple[int, int, float]:
+    """(proved equal to their task, of those within ``factor`` × the task's size, the largest
+    ratio) over the decompiled recognizers."""
+    proved = [c["decompile"] for c in cells if c["decompile"].get("equal_at_every_length")]
+    ratios = [d["size"] / d["task_size"] for d in proved]
+    return len(proved), sum(r <= factor for r in ratios), max(ratios, default=0.0)
+
+
 def _tables(plan: Plan, cells: list[dict[str, Any]]) -> list[Table]:
     cols = ["task", "seed", "val. acc."]
     cols += [f"agree n={n}" for n in plan.agree_lengths]
-    cols += ["hardened acc. (longest)", "decompiled formula", "size (before)", "size / task's",
-             "final classes", "decompile s", "hardened model vs task"]  # fmt: skip
+    cols += ["hardened acc. (longest)", "decompiled formula", "size: first → simplified → shrunk",
+             "named defs", "size / task's", "classes per layer", "decompile s (shrink s)",
+             "hardened model vs task"]  # fmt: skip
     rows = []
     for c in cells:
         d = c["decompile"]
@@ -361,10 +388,11 @@ def _tables(plan: Plan, cells: list[dict[str, Any]]) -> list[Table]:
                 *[f"{a['accept_positions']:.3f}" for a in c["agreement"]],
                 f"{c['accuracy_hardened'][-1]['accuracy']:.3f}",
                 formula,
-                f"{d['size']} ({d.get('size_before', '-')})" if "size" in d else "-",
+                _sizes(d),
+                d.get("size_shared", "-"),
                 f"{d['size'] / d['task_size']:.2g}" if "size" in d else "-",
-                d["classes"][-1] if "classes" in d else "-",
-                f"{d['seconds']:.2f}" if "seconds" in d else "-",
+                " ".join(map(str, d["classes"])) if "classes" in d else "-",
+                _seconds(d),
                 _verdict(c),
             ]
         )
@@ -431,11 +459,17 @@ def _summary(plan: Plan, cells: list[dict[str, Any]]) -> str:
     )
     if statuses == {"unavailable"}:
         return text + " Decompilation: unavailable in this build, so no formula and no proof."
-    proofs = sum(bool(c["decompile"].get("equal_at_every_length")) for c in cells)
-    return text + (
+    proofs, within, worst = within_target(cells)
+    text += (
         f" Decompiled: {sum(c['decompile']['status'] == 'decompiled' for c in cells)}; the "
-        f"formula equals the task's at every length (a proof) for {proofs}."
+        f"formula equals the task's at every length (a proof) for {proofs}"
     )
+    if proofs:
+        text += (
+            f", and {within} of those {proofs} formulas are within 4× the node count of the "
+            f"task's own formula (largest ratio {worst:.2g})"
+        )
+    return text + "."
 
 
 @register(

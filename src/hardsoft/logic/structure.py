@@ -92,6 +92,12 @@ def size(node: Node) -> int:
     return memo[node]
 
 
+def shared_size(node: Node) -> int:
+    """The number of distinct sub-nodes: the size when every repeated subformula is written
+    once, as a named definition (a B-RASP-style program), and referred to by name."""
+    return len(subnodes(node))
+
+
 def depth(node: Node) -> int:
     """The height of the syntax tree: atoms and literals have depth 0."""
     memo: dict[Node, int] = {}
