@@ -138,3 +138,21 @@ def test_a_too_wide_window_is_rejected_on_a_sample_first() -> None:
         got = window_attention(head, _plan(head), src, x, q, k, v, scale, False, why)
     assert got is None and why[-1].startswith("window: at least "), why
     assert why[-1].endswith(f"(at most {WINDOW_MAX})")
+
+
+def test_every_head_hook_still_fires_without_autograd() -> None:
+    """A forward or pre-hook on a head or block turns the fused pass off: it is called."""
+    model = random_model(layers=2, heads=2, d_model=8, seed=1, dtype=torch.float64)
+    tokens = torch.zeros(1, 5, dtype=torch.long)
+    calls: list[str] = []
+    head, block = model.blocks[1].heads[0], model.blocks[0]
+    for register, name in (
+        (head.register_forward_pre_hook, "head pre"),
+        (head.register_forward_hook, "head"),
+        (block.register_forward_hook, "block"),
+    ):
+        handle = register(lambda *a, name=name: calls.append(name))
+        with torch.no_grad():
+            model(tokens)
+        handle.remove()
+    assert calls == ["head pre", "head", "block"]

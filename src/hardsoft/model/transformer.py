@@ -235,10 +235,15 @@ class Head(nn.Module):
 
 
 def _hooked(module: nn.Module) -> bool:
-    """Whether a forward hook (the module's own or a global one) may keep its output."""
+    """Whether a forward (pre-)hook, the module's own or a global one, watches its calls."""
     from torch.nn.modules import module as nn_module
 
-    return bool(module._forward_hooks or nn_module._global_forward_hooks)
+    return bool(
+        module._forward_hooks
+        or module._forward_pre_hooks
+        or nn_module._global_forward_hooks
+        or nn_module._global_forward_pre_hooks
+    )
 
 
 class Block(nn.Module):
@@ -339,8 +344,9 @@ class Block(nn.Module):
         if self.heads:
             a_in = self.attn_input(x)
             zs = [head.attend(a_in, chunk_size=chunk_size)[0] for head in self.heads]
-        for s in range(0, x.shape[1], FUSED_ROWS):
-            rows = slice(s, s + FUSED_ROWS)
+        step = fused_rows(x.device)
+        for s in range(0, x.shape[1], step):
+            rows = slice(s, s + step)
             h = x[:, rows]
             if zs:
                 att = self.heads[0].result(zs[0][:, rows])
@@ -361,8 +367,14 @@ def _fusable(module: nn.Module) -> bool:
 
 
 FUSED_ROWS = 8192
-"""Positions per block of the fused position-wise pass (:meth:`Block._fused`): 8192 × 18
-float64 residual entries are 1.2 MB, within a core's cache."""
+"""Positions per block of the fused position-wise pass (:meth:`Block._fused`) on a CPU: 8192 ×
+18 float64 residual entries are 1.2 MB, within a core's cache."""
+
+
+def fused_rows(device: torch.device) -> int:
+    """Positions per block on ``device``: :data:`FUSED_ROWS` on a CPU; 2^20 on an
+    accelerator, where each block costs a dozen kernel launches and memory is fast."""
+    return FUSED_ROWS if device.type == "cpu" else max(FUSED_ROWS, 1 << 20)
 
 
 class Transformer(nn.Module):
@@ -468,8 +480,9 @@ class Transformer(nn.Module):
         b, n = tokens.shape
         raw = fastpath.position_source(self).raw(n, self.dtype, self.device)
         x = torch.empty(b, n, self.spec.d_model, dtype=self.dtype, device=self.device)
-        for s in range(0, n, FUSED_ROWS):
-            rows = slice(s, s + FUSED_ROWS)
+        step = fused_rows(x.device)
+        for s in range(0, n, step):
+            rows = slice(s, s + step)
             x[:, rows] = self.W_E[tokens[:, rows]].add_(self.project_features(raw[rows]))
         return x
 
