@@ -1,6 +1,7 @@
 """``hardsoft run`` of compiled PARITY on one input of n = 10^7: the outputs printed as JSON by a
 baseline version of hardsoft (the one before ``run -o`` and the vectorised JSON), by this one,
-and written by this one to ``-o OUT.npy``, side by side in one run.
+and written by this one to ``-o OUT.npy`` (and by other versions, ``--other NAME=SRC``), side
+by side in one run.
 
 Each command runs as a subprocess under ``/usr/bin/time -v`` (wall time, CPU time, peak memory)
 with one torch thread; stdout goes to a file. Every output is checked: the .npy and this
@@ -54,6 +55,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10**7)
     ap.add_argument("--baseline-src", required=True, help="the baseline's src/ folder")
+    ap.add_argument(
+        "--other",
+        action="append",
+        default=[],
+        metavar="NAME=SRC",
+        help="also time `run -o OUT.npy` of another version's src/ folder (repeatable)",
+    )
+    ap.add_argument("--target", default="soft-temperature", help="compile target (or hard)")
     ap.add_argument("--write", default=None)
     args = ap.parse_args()
     here = str(Path(__file__).resolve().parent.parent / "src")
@@ -64,7 +73,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         model, word = d / "parity.safetensors", d / "w.txt"
-        subprocess.run([*cli, "compile", PARITY, "-a", "01", "-t", "soft-temperature", "-o",
+        subprocess.run([*cli, "compile", PARITY, "-a", "01", "-t", args.target, "-o",
                         str(model)], env=env | {"PYTHONPATH": here}, check=True,
                        capture_output=True)  # fmt: skip
         bits = np.random.default_rng(0).integers(0, 2, args.n, dtype=np.uint8)
@@ -74,13 +83,21 @@ def main() -> None:
         plan = {
             "baseline run --json": (args.baseline_src, [*run, "--json"], d / "base.json"),
             "run --json": (here, [*run, "--json"], d / "new.json"),
-            "run -o OUT.npy": (here, [*run, "-o", str(d / "out.npy")], d / "npy.txt"),
         }
+        others = dict(o.split("=", 1) for o in args.other)
+        for k, (name, src) in enumerate(others.items()):
+            out_k = str(d / f"other{k}.npy")
+            plan[f"{name} run -o OUT.npy"] = (src, [*run, "-o", out_k], d / f"other{k}.txt")
+        plan["run -o OUT.npy"] = (here, [*run, "-o", str(d / "out.npy")], d / "npy.txt")
         for name, (src, cmd, out) in plan.items():
             rows[name] = timed(cmd, env | {"PYTHONPATH": src}, out)
             print(name, rows[name], flush=True)
         arr = np.load(d / "out.npy")
         exact_npy = bool(np.array_equal(arr[:, 0] > 0.5, truth))
+        exact_others = {
+            name: bool(np.array_equal(np.load(d / f"other{k}.npy")[:, 0] > 0.5, truth))
+            for k, name in enumerate(others)
+        }
         same_text = (d / "base.json").read_bytes().split(b', "attention_paths"')[0] == (
             d / "new.json"
         ).read_bytes().split(b', "attention_paths"')[0]
@@ -92,6 +109,7 @@ def main() -> None:
         "JSON exact at every position": exact_json,
         "npy equals the JSON's values": same_values,
         "JSON text equals the baseline's (results)": same_text,
+        **{f"{name} npy exact at every position": ok for name, ok in exact_others.items()},
     }
     print(checks)
     if args.write:
@@ -104,7 +122,8 @@ def write(path: Path, args: argparse.Namespace, rows: dict, checks: dict) -> Non
     lines = [
         f"# `hardsoft run` at n = {args.n:,}: JSON (baseline and now) and `-o OUT.npy`",
         "",
-        f"`python benchmarks/run_output.py --baseline-src BASE/src --n {args.n}`",
+        f"`python benchmarks/run_output.py --baseline-src BASE/src --n {args.n} "
+        f"--target {args.target}" + "".join(f" --other {o}" for o in args.other) + "`",
         "",
         " | ".join(f"{k}: {v}" for k, v in environment("cpu").items()),
         f"1-min load average at the end: {os.getloadavg()[0]:.2f}",

@@ -186,11 +186,32 @@ def attend_gathered(
         scores.masked_fill_(~valid, NEG_INF)
         top = scores.amax(-1, keepdim=True)
         top.masked_fill_(top == NEG_INF, 0.0)
-        ex = scores.sub_(top).exp_()
-        weights = ex.div_(ex.sum(-1, keepdim=True).clamp_min_(torch.finfo(ex.dtype).tiny))
+        scores.sub_(top)
+        # exp of a gap below log(smallest normal) is subnormal (or 0), and torch's vectorised
+        # exp leaves its fast path for it: 140 ns instead of 0.6 ns per value, 25 % of the
+        # window path of compiled PARITY. Such a weight is < 2^-1022 of the row maximum's
+        # (which is 1): it is set to exactly 0 (see exp_gaps).
+        weights = exp_gaps(scores)
+        weights.div_(weights.sum(-1, keepdim=True).clamp_min_(torch.finfo(weights.dtype).tiny))
     else:
         weights = weights_from_scores(scores, valid, weighting)
     return torch.bmm(weights.reshape(b * c, 1, w), vq.reshape(b * c, w, dv)).view(b, c, dv)
+
+
+def exp_gaps(gaps: torch.Tensor) -> torch.Tensor:
+    """``exp`` in place of score gaps ``s - max <= 0``, with the weights below
+    ``e^2 ×`` the smallest normal float (gap below −706.4 in float64, −85.3 in float32; all
+    subnormal or nearly) set to exactly 0, as are the gaps of disallowed keys (−inf).
+
+    Same result up to rounding: every row with an allowed key has a weight 1 (its maximum),
+    so the row's sum is >= 1 and a dropped weight (< 2^-1019 in float64) is far below half
+    its ulp; the head's output moves by less than ``W · 2^-1019 · max|v|`` in absolute terms.
+    Why: torch's vectorised ``exp`` leaves its fast path from about log(smallest normal) on
+    (measured on a 2-core AVX-512 CPU: 0.6 ns per value at −707, 13–140 ns from −708 down,
+    8 ns at −inf), and a window of compiled PARITY has a few percent of such gaps."""
+    floor = math.log(torch.finfo(gaps.dtype).smallest_normal) + 2.0
+    drop = gaps < floor
+    return gaps.clamp_min_(floor).exp_().masked_fill_(drop, 0.0)
 
 
 def unique_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

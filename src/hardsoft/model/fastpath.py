@@ -91,6 +91,7 @@ __all__ = [
     "head_names",
     "head_paths",
     "head_plan",
+    "position_source",
     "scan_attention",
     "report_slow_heads",
     "slow_heads",
@@ -214,13 +215,27 @@ def _heads(model: Transformer) -> list[tuple[str, Head]]:
 def attach(model: Transformer) -> None:
     """Give every head of ``model`` its position source (again, if ``W_pos`` was replaced)."""
     heads = [h for _, h in _heads(model)]
-    if heads and all(
-        h.position_source is not None and h.position_source.W_pos is model.W_pos for h in heads
+    source = _SOURCES.get(model)
+    if (
+        source is not None
+        and source.W_pos is model.W_pos
+        and all(h.position_source is source for h in heads)
     ):
         return
     source = PositionSource(model.spec.position_features, model.W_pos)
+    _SOURCES[model] = source
     for head in heads:
         head.position_source = source
+
+
+_SOURCES: weakref.WeakKeyDictionary[Transformer, PositionSource] = weakref.WeakKeyDictionary()
+
+
+def position_source(model: Transformer) -> PositionSource:
+    """The position source ``model`` shares with its heads (its raw features, cached per
+    length, so the embedding and the window path compute them once)."""
+    attach(model)
+    return _SOURCES[model]
 
 
 def head_names(model: Transformer) -> dict[int, str]:
@@ -368,21 +383,44 @@ def window_attention(
     coef = torch.tensor(
         [p or (0.0, 0.0, 0.0) for p in polys], dtype=torch.float64, device=q.device
     ).reshape(-1, 3)
-    abc = (scale * (q.double() @ feat_key.double().T)) @ coef  # [B, n, 3]
     weighting, mask = head.spec.weighting, head.spec.mask
     kabs = (raw.abs() @ feat_key.abs()).amax(0)
-    t = threshold(weighting, q.dtype) + score_slack(q, kabs, scale, len(polys) + len(rows)).double()
+    base = threshold(weighting, q.dtype)
+    terms = len(polys) + len(rows)
     lo, hi = mask_range(mask, n, x.device)
-    wlo, whi = window_bounds(abc, lo, hi, t)
-    width = int((whi - wlo + 1).clamp_min(0).max())
+
+    def bounds(qs: torch.Tensor, at: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The windows of queries ``qs`` (the rows ``at`` of q, or all of them)."""
+        abc = (scale * (qs.double() @ feat_key.double().T)) @ coef  # [B, rows, 3]
+        t = base + score_slack(qs, kabs, scale, terms).double()
+        return window_bounds(abc, lo if at is None else lo[at], hi if at is None else hi[at], t)
+
     limit = n if force else min(WINDOW_MAX, n // 4)
+    if n > 4 * WINDOW_SAMPLE:  # a head that is too wide is mostly so at a sample of queries
+        at = torch.linspace(0, n - 1, WINDOW_SAMPLE, device=x.device).round().long()
+        wlo, whi = bounds(q[:, at], at)
+        width = int((whi - wlo + 1).clamp_min(0).max())
+        if width > limit:
+            why.append(_too_wide(f"at least {width}", q.dtype, limit))
+            return None
+    wlo, whi = bounds(q, None)
+    width = int((whi - wlo + 1).clamp_min(0).max())
     if width > limit:
-        why.append(
-            f"window: {width} keys per query are within the {str(q.dtype)[6:]} threshold of "
-            f"the row maximum (at most {limit})"
-        )
+        why.append(_too_wide(str(width), q.dtype, limit))
         return None
     return attend_window(q, k, v, wlo, whi, width, scale, weighting)
+
+
+def _too_wide(width: str, dtype: torch.dtype, limit: int) -> str:
+    return (
+        f"window: {width} keys per query are within the {str(dtype)[6:]} threshold of "
+        f"the row maximum (at most {limit})"
+    )
+
+
+WINDOW_SAMPLE = 4096
+"""Queries whose windows are computed first on a long input: if one of them is too wide, the
+head leaves the window path without computing the windows of all n queries."""
 
 
 def _key_classes(

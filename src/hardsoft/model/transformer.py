@@ -24,7 +24,7 @@ from hardsoft.errors import HardsoftError
 from hardsoft.memory import auto_chunk
 from hardsoft.model import fastpath
 from hardsoft.model.attention import attend, attend_chunked, pair_scores, weights_from_scores
-from hardsoft.model.features import feature_matrix, feature_rows
+from hardsoft.model.features import feature_rows
 from hardsoft.model.readout import acceptance_of
 from hardsoft.model.spec import (
     HeadSpec,
@@ -81,6 +81,13 @@ class ModelOutput:
     paths: dict[str, str] | None = None
     """Per head (``blocks.L.attn.H``), the attention path that ran: dense, chunked, or a fast
     path of :mod:`hardsoft.model.fastpath` (uniform, scan, window, classes)."""
+
+
+def thin_matmul(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """``x @ w``; for a ``w`` with one row (a one-wide head value or feed-forward) as the
+    broadcast product ``x * w[0]``, the same numbers bitwise (one product per entry, no sum)
+    at a quarter of the time: a BLAS matmul with inner dimension 1 is slow over 10⁷ rows."""
+    return x * w[0] if w.shape[0] == 1 else x @ w
 
 
 class LayerNorm(nn.Module):
@@ -167,26 +174,24 @@ class Head(nn.Module):
     def result(self, z: torch.Tensor) -> torch.Tensor:
         """What the head writes to the residual stream for mixed values ``z``: ``z W_O``. For
         unique-hard attention ``z`` is the attended position's value ``v_j``."""
-        return z @ self.W_O
+        return thin_matmul(z, self.W_O)
 
     def output(self, weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """The head's output ``(weights · v) W_O`` from attention weights and values."""
         return self.result(weights @ v)
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        *,
-        chunk_size: int | str | None = None,
-        trace: dict[str, torch.Tensor] | None = None,
-        prefix: str = "",
-    ) -> torch.Tensor:
+    def attend(
+        self, x: torch.Tensor, *, chunk_size: int | str | None = None, keep: bool = False
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+        """The mixed values ``z [B, n, d_value]`` of head inputs ``x`` (before ``W_O``), by a
+        fast path where one applies (:mod:`hardsoft.model.fastpath`), else the chunked or
+        dense path; with ``keep``, also ``(q, k, v)`` and the weights where materialised."""
         n = x.shape[1]
         q, k, v = self.qkv(x)
         scale = self.score_scale(n)
         chunk: int | None
         if chunk_size == "auto":
-            chunk = None if trace is not None else auto_chunk(self.spec.weighting, n)
+            chunk = None if keep else auto_chunk(self.spec.weighting, n)
         else:
             chunk = None if isinstance(chunk_size, str) else chunk_size
         fast = fastpath.attend_fast(self, x, q, k, v, scale)
@@ -201,25 +206,44 @@ class Head(nn.Module):
             self.last_path = fastpath.Path.CHUNKED
         else:
             mixed, weights = attend(
-                q,
-                k,
-                v,
-                self.spec.weighting,
-                self.spec.mask,
-                scale,
-                return_weights=trace is not None,
+                q, k, v, self.spec.weighting, self.spec.mask, scale, return_weights=keep
             )
             if weights is not None:
                 weights = self.hook_pattern(weights)
                 mixed = weights @ v
             self.last_path = fastpath.Path.DENSE
+        if not keep:
+            return mixed, ()
+        return mixed, (q, k, v) if weights is None else (q, k, v, weights)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        chunk_size: int | str | None = None,
+        trace: dict[str, torch.Tensor] | None = None,
+        prefix: str = "",
+    ) -> torch.Tensor:
+        mixed, parts = self.attend(x, chunk_size=chunk_size, keep=trace is not None)
         out = self.result(mixed)
         if trace is not None:
-            trace[f"{prefix}.q"], trace[f"{prefix}.k"], trace[f"{prefix}.v"] = q, k, v
-            if weights is not None:
-                trace[f"{prefix}.pattern"] = weights
+            trace[f"{prefix}.q"], trace[f"{prefix}.k"], trace[f"{prefix}.v"] = parts[:3]
+            if len(parts) > 3:
+                trace[f"{prefix}.pattern"] = parts[3]
             trace[f"{prefix}.out"] = out
         return out
+
+
+def _hooked(module: nn.Module) -> bool:
+    """Whether a forward (pre-)hook, the module's own or a global one, watches its calls."""
+    from torch.nn.modules import module as nn_module
+
+    return bool(
+        module._forward_hooks
+        or module._forward_pre_hooks
+        or nn_module._global_forward_hooks
+        or nn_module._global_forward_pre_hooks
+    )
 
 
 class Block(nn.Module):
@@ -249,7 +273,8 @@ class Block(nn.Module):
     def ffn_out(self, hidden: torch.Tensor, bias: bool = True) -> torch.Tensor:
         """What the feed-forward adds to the residual: ``hidden W_out (+ b_out)`` of the
         post-ReLU ``hidden``."""
-        return (hidden @ self.W_out).add_(self.b_out) if bias else hidden @ self.W_out
+        out = thin_matmul(hidden, self.W_out)
+        return out.add_(self.b_out) if bias else out
 
     def after_attention(
         self,
@@ -287,17 +312,69 @@ class Block(nn.Module):
         trace: dict[str, torch.Tensor] | None = None,
         prefix: str = "",
     ) -> torch.Tensor:
+        if trace is None and _fusable(self):
+            return self._fused(x, chunk_size, torch.empty_like(x))
         if self.heads:
             a_in = self.attn_input(x)
             att: torch.Tensor | None = None
             for h, head in enumerate(self.heads):
                 out = head(a_in, chunk_size=chunk_size, trace=trace, prefix=f"{prefix}.attn.{h}")
-                # x + ((0 + out_0) + out_1 ...), bitwise, summed in one fresh tensor (a head's
-                # own output may be held by a trace or a hook: it is never written to)
-                att = out + 0.0 if att is None else att.add_(out)
+                # x + ((out_0 + out_1) ...), summed in one fresh tensor: a head's own output
+                # is written to only when nothing else can hold it (no trace, no hook), else
+                # it is copied first (0 + out_0: the same numbers up to the sign of a zero)
+                if att is None:
+                    att = out if trace is None and not _hooked(head) else out + 0.0
+                else:
+                    att.add_(out)
             assert att is not None
             x = att.add_(x)
         return self.after_attention(x, trace=trace, prefix=prefix)
+
+    def _fused(
+        self, x: torch.Tensor, chunk_size: int | str | None, out: torch.Tensor
+    ) -> torch.Tensor:
+        """:meth:`forward` without autograd, trace or hooks, into ``out`` (``x`` itself when
+        the caller owns it): the heads' mixed values first, then everything position-wise
+        (``W_O``, the sum of the heads, the residual, the feed-forward, the layer norms) in
+        blocks of :data:`FUSED_ROWS` positions, so the ``[n, d_model]`` stream is read and
+        written once per layer instead of ~10 times. Each value is computed by the same
+        operations in the same order as in the unfused path (the streaming runner, which
+        computes blocks of positions, equals it bitwise)."""
+        zs = []
+        if self.heads:
+            a_in = self.attn_input(x)
+            zs = [head.attend(a_in, chunk_size=chunk_size)[0] for head in self.heads]
+        step = fused_rows(x.device)
+        for s in range(0, x.shape[1], step):
+            rows = slice(s, s + step)
+            h = x[:, rows]
+            if zs:
+                att = self.heads[0].result(zs[0][:, rows])
+                for head, z in zip(self.heads[1:], zs[1:]):
+                    att.add_(head.result(z[:, rows]))
+                h = att.add_(h)
+            out[:, rows] = self.after_attention(h)
+        return out
+
+
+def _fusable(module: nn.Module) -> bool:
+    """Whether ``module`` (a block or the model) may run :meth:`Block._fused`: no autograd
+    (its in-place writes), and no forward hook on it or below it that could miss a call or
+    keep an output that is written to later."""
+    if torch.is_grad_enabled():
+        return False
+    return not any(_hooked(m) for m in module.modules() if isinstance(m, (Head, Block)))
+
+
+FUSED_ROWS = 8192
+"""Positions per block of the fused position-wise pass (:meth:`Block._fused`) on a CPU: 8192 ×
+18 float64 residual entries are 1.2 MB, within a core's cache."""
+
+
+def fused_rows(device: torch.device) -> int:
+    """Positions per block on ``device``: :data:`FUSED_ROWS` on a CPU; 2^20 on an
+    accelerator, where each block costs a dozen kernel launches and memory is fast."""
+    return FUSED_ROWS if device.type == "cpu" else max(FUSED_ROWS, 1 << 20)
 
 
 class Transformer(nn.Module):
@@ -370,8 +447,9 @@ class Transformer(nn.Module):
         """``PE(i, n) · W_pos`` for i = 1..n: ``[n, d_model]``; with ``positions`` (1-based
         int64), only those rows of a length-n input (a chunk of a streamed input)."""
         features = self.spec.position_features
-        if positions is None:
-            return self.project_features(feature_matrix(features, n, self.dtype, self.device))
+        if positions is None:  # the heads' shared cache: the features are computed once per n
+            source = fastpath.position_source(self)
+            return self.project_features(source.raw(n, self.dtype, self.device))
         raw = feature_rows(features, positions.to(self.device), n, self.dtype)
         return self.project_features(raw)
 
@@ -396,6 +474,17 @@ class Transformer(nn.Module):
             trace["embed.tokens"], trace["embed.positions"] = tok, pos.expand_as(tok)
             return tok + pos
         return tok.add_(pos)  # tok is a fresh gather: no second n x d_model tensor
+
+    def _embed_blocks(self, tokens: torch.Tensor) -> torch.Tensor:
+        """:meth:`embed` (same numbers) computed in blocks of positions into one buffer."""
+        b, n = tokens.shape
+        raw = fastpath.position_source(self).raw(n, self.dtype, self.device)
+        x = torch.empty(b, n, self.spec.d_model, dtype=self.dtype, device=self.device)
+        step = fused_rows(x.device)
+        for s in range(0, n, step):
+            rows = slice(s, s + step)
+            x[:, rows] = self.W_E[tokens[:, rows]].add_(self.project_features(raw[rows]))
+        return x
 
     def readout(self, x: torch.Tensor) -> torch.Tensor:
         """The outputs ``LN_final(x) W_U + b_U`` (``ln_final`` only for pre-norm models) of
@@ -431,13 +520,18 @@ class Transformer(nn.Module):
         )
         tr: dict[str, torch.Tensor] | None = {} if trace else None
         fastpath.attach(self)
-        x = self.embed(tokens, tr)
-        if tr is not None:
-            tr["resid.0"] = x
-        for ell, block in enumerate(self.blocks):
-            x = block(x, chunk_size=chunk_size, trace=tr, prefix=f"blocks.{ell}")
+        if tr is None and _fusable(self):  # the residual stream: one buffer, blockwise
+            x = self._embed_blocks(tokens)
+            for block in self.blocks:
+                x = block._fused(x, chunk_size, x)
+        else:
+            x = self.embed(tokens, tr)
             if tr is not None:
-                tr[f"resid.{ell + 1}"] = x
+                tr["resid.0"] = x
+            for ell, block in enumerate(self.blocks):
+                x = block(x, chunk_size=chunk_size, trace=tr, prefix=f"blocks.{ell}")
+                if tr is not None:
+                    tr[f"resid.{ell + 1}"] = x
         y = self.readout(x)
         if tr is not None:
             tr["outputs"] = y
