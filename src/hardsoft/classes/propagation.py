@@ -113,23 +113,37 @@ class LayerClasses:
     (:func:`hardsoft.decompile.decompiler`) instead of as one BDD over every atom."""
 
     occurring: bool = False
-    """Every class is known to occur (:mod:`hardsoft.classes.reach`): unions of classes are
-    then simplified with prime cubes only (the full refinement costs the most on large
-    layers, and the printed formulas re-simplify every atom's arguments anyway)."""
+    """Every class is known to occur (:mod:`hardsoft.classes.reach`). Then the predicates are
+    not simplified on the domain: a care set over every atom of a large layer is the
+    costliest BDD of the run, and the printed formulas re-simplify every atom anyway."""
 
     _unions: dict[frozenset[int], Function] = field(default_factory=dict, repr=False)
 
-    def union(self, preds: Predicates, members: Iterable[int]) -> Function:
+    def union(
+        self, preds: Predicates, members: Iterable[int], raw: Function | None = None
+    ) -> Function:
         """The disjunction of the members' predicates, simplified on the domain (memoised:
-        every query class asks for the unions of its tiers, and they repeat)."""
+        every query class asks for the unions of its tiers, and they repeat). In a layer of
+        occurring classes, the smaller BDD of the union and the negated union of the others
+        (equal on every position: the classes partition the positions). ``raw``: the plain
+        disjunction, when the caller has it."""
         key = frozenset(int(k) for k in members)
         hit = self._unions.get(key)
         if hit is None:
-            u = reduce(lambda a, b: a | b, (self.predicates[k] for k in sorted(key)), preds.false)
-            if self.domain is not None:
-                u = preds.simplify(u, self.domain, refine=not self.occurring)
+            u = self._or(preds, key) if raw is None else raw
+            if self.occurring and len(key) == len(self):
+                u = preds.true
+            elif self.occurring:
+                rest = frozenset(range(len(self))) - key
+                if len(rest) < len(key):
+                    u = min(u, ~self._or(preds, rest), key=len)
+            elif self.domain is not None:
+                u = preds.simplify(u, self.domain)
             hit = self._unions[key] = u
         return hit
+
+    def _or(self, preds: Predicates, key: frozenset[int]) -> Function:
+        return reduce(lambda a, b: a | b, (self.predicates[k] for k in sorted(key)), preds.false)
 
     def __len__(self) -> int:
         return len(self.predicates)
@@ -289,12 +303,10 @@ def merge_groups(
     preds: Predicates,
     simplify: bool = True,
     prune: bool = True,
-    refine: bool = True,
 ) -> tuple[list[Any], list[Function], Function | None]:
     """Merge items with equal keys (their predicates or-ed), drop predicates that never hold
     (modulo the facts with ``prune``, else only the empty BDD), simplify the predicates on
-    their disjunction, the layer's domain (``simplify``, for intermediate layers; prime
-    cubes only without ``refine``, see :meth:`Predicates.simplify`). Returns
+    their disjunction, the layer's domain (``simplify``, for intermediate layers). Returns
     (items, predicates, domain); no domain without ``simplify``."""
     groups: dict[bytes, int] = {}
     out_items: list[Any] = []
@@ -312,7 +324,7 @@ def merge_groups(
         return out_items, out_preds, None
     domain = reduce(lambda a, b: a | b, out_preds, preds.false)
     if len(out_preds) <= SIMPLIFY_LIMIT:
-        out_preds = [preds.simplify(u, domain, refine) for u in out_preds]
+        out_preds = [preds.simplify(u, domain) for u in out_preds]
     return out_items, out_preds, domain
 
 
@@ -341,7 +353,12 @@ def _merge(
     ``prune``, every predicate is known to hold somewhere (the layer's classes occur)."""
     rows = [vec + 0.0 for vec in vectors]  # -0.0 and 0.0 are one value
     kept, out_preds, domain = merge_groups(
-        rows, [r.tobytes() for r in rows], predicates, preds, not final, prune, refine=prune
+        rows,
+        [r.tobytes() for r in rows],
+        predicates,
+        preds,
+        simplify=not final and prune,
+        prune=prune,
     )
     width = vectors.shape[1] if vectors.ndim == 2 else 0
     stacked = np.stack(kept) if kept else np.zeros((0, width))
@@ -362,17 +379,18 @@ def head_table(block: Block, head: Head, classes: LayerClasses, ell: int, h: int
     return HeadTable(ell, h, head.spec.weighting, head.spec.mask, scores, outputs)
 
 
-def _exists(p: Predicates, mask: Mask, x: Function) -> Function:
-    """Some position of the query's mask window satisfies ``x``."""
+def _exists(p: Predicates, mask: Mask, x: Function, varies: bool = False) -> Function:
+    """Some position of the query's mask window satisfies ``x`` (``varies``: ``x`` is known
+    to hold somewhere and fail somewhere, :meth:`Predicates.unary`)."""
     if mask is Mask.NONE:
-        return p.unary("E", x)
+        return p.unary("E", x, varies)
     if mask is Mask.FUTURE:
-        return x | p.unary("P", x)
+        return x | p.unary("P", x, varies)
     if mask is Mask.STRICT_FUTURE:
-        return p.unary("P", x)
+        return p.unary("P", x, varies)
     if mask is Mask.PAST:
-        return x | p.unary("F", x)
-    return p.unary("F", x)
+        return x | p.unary("F", x, varies)
+    return p.unary("F", x, varies)
 
 
 def _parity_of(p: Predicates, ctx: Function) -> int | None:
@@ -408,21 +426,24 @@ def _nearest(
     k: Function,
     ctx: Function,
     lower: Function,
+    varies: bool = False,
 ) -> Function:
     """The nearest window position (by the head's tie rule) satisfying ``tier`` satisfies
     ``k`` (``k`` implies ``tier``; true only where some window position satisfies ``tier``).
     ``ctx`` is the query class's predicate and ``lower`` the positions of lower tiers; the
-    result is used only under ``ctx`` where no higher tier is in the window."""
+    result is used only under ``ctx`` where no higher tier is in the window. ``varies``: k
+    and tier hold somewhere and fail somewhere, and so does ``tier & !k`` (unions of
+    occurring classes: no folding tests, :meth:`Predicates.binary`)."""
     weighting, mask = table.weighting, table.mask
     other = ~tier
     if weighting is Weighting.RIGHTMOST:
         if mask is Mask.FUTURE:
             if _adjacent(p, ctx, lower):
                 return k | (other & p.unary("Y", _flip_parity(p, ctx, k)))
-            return k | (other & p.binary("S", other, k))
+            return k | (other & p.binary("S", other, k, varies))
         if mask is Mask.STRICT_FUTURE:
-            return p.binary("S", other, k)
-        last = k & ~p.unary("F", tier)
+            return p.binary("S", other, k, varies)
+        last = k & ~p.unary("F", tier, varies)
         if mask is Mask.NONE:
             return p.unary("E", last)
         if mask is Mask.PAST:
@@ -433,8 +454,8 @@ def _nearest(
             return k | (other & p.unary("X", _flip_parity(p, ctx, k)))
         return k | (other & p.binary("U", other, k))
     if mask is Mask.STRICT_PAST:
-        return p.binary("U", other, k)
-    first = k & ~p.unary("P", tier)
+        return p.binary("U", other, k, varies)
+    first = k & ~p.unary("P", tier, varies)
     if mask is Mask.NONE:
         return p.unary("E", first)
     if mask is Mask.FUTURE:
@@ -495,16 +516,22 @@ def head_outcomes(
         lowest = min((s for s, _ in reached if s is not None), default=math.inf)
         scores = [s for s in scores if s >= lowest]
     above: list[int] = []
+    above_or = p.false  # the disjunction of the classes of the tiers above, built as it grows
     for score in scores:
         members = [k for k in keys if row[k] == score]
+        tier_or = reduce(lambda a, b: a | b, (classes.predicates[k] for k in members), p.false)
         if reached is not None and not any(s == score for s, _ in reached):
             above += members  # no query of class c attends to this tier
+            above_or = above_or | tier_or
             continue
-        higher = classes.union(p, above)
-        none_higher = ~_exists(p, table.mask, higher) if above else p.true
+        occurring = classes.occurring  # then a proper, non-empty union of classes varies
+        higher = classes.union(p, above, above_or)
+        varies = occurring and len(above) < len(classes)
+        none_higher = ~_exists(p, table.mask, higher, varies) if above else p.true
         if reached is None and p.is_false(ctx & none_higher):
             break
-        tier = classes.union(p, members)
+        tier = classes.union(p, members, tier_or)
+        varies = occurring and len(members) < len(classes)
         by_output: dict[bytes, list[int]] = {}
         for k in members:
             by_output.setdefault(table.outputs[k].tobytes(), []).append(k)
@@ -512,14 +539,15 @@ def head_outcomes(
             if reached is not None and (score, key) not in reached:
                 continue
             if len(by_output) == 1:
-                near = _exists(p, table.mask, tier)
+                near = _exists(p, table.mask, tier, varies)
             else:
                 kp = classes.union(p, ks)
-                near = _nearest(p, table, tier, kp, ctx, ~tier & ~higher)
+                near = _nearest(p, table, tier, kp, ctx, ~tier & ~higher, varies)
             pred = none_higher & near
             if reached is not None or not p.is_false(ctx & pred):
                 add(table.outputs[ks[0]], pred)
         above += members
+        above_or = above_or | tier_or
     return out
 
 

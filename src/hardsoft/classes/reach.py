@@ -2,11 +2,13 @@
 
 When every head looks one way (``future``/``strict-future`` masks: positions at or before the
 query; ``past``/``strict-past``: at or after it), the class of every layer at a position is
-computed by a finite machine reading the word from that side. Its state holds, per layer, the
-set of classes seen so far, and for each tier of equally scoring key classes with different
-outputs, the member the tie rule picks (the nearest seen for ``rightmost`` read left to right,
-the farthest for ``leftmost``, mirrored for the past masks). A unique-hard head at a query of
-class c attends to the window's best-scoring tier, so its output is a function of that state.
+computed by a finite machine reading the word from that side. A unique-hard head at a query
+of class c attends to the window's best-scoring tier of key classes, so the state holds, per
+layer and per (head, query class), the best score among the classes seen so far (the best of
+a longer prefix is the larger of that and the new class's score: two prefixes with the same
+best scores have the same future), and for each tier of equally scoring key classes with
+different outputs, the member the tie rule picks (the nearest seen for ``rightmost`` read
+left to right, the farthest for ``leftmost``, mirrored for the past masks).
 
 Exploring the reachable states gives exactly the (query class, head outputs) combinations that
 occur at some position of some word. Class propagation (:mod:`hardsoft.classes.propagation`)
@@ -87,6 +89,8 @@ class _Head:
     ties: dict[tuple[int, float], int]
     """(query class, tier score) -> index of the tracked tier, for tiers with several outputs."""
     zero: bytes
+    output_of: dict[tuple[int, float], bytes]
+    """(query class, tier score) -> the output of a tier with one output (filled on use)."""
 
 
 @dataclass
@@ -94,7 +98,27 @@ class _Layer:
     heads: list[_Head]
     tracked: list[frozenset[int]]
     """Tiers whose member the tie rule picks must be remembered (per layer)."""
+    scores: np.ndarray
+    """[head, query class, key class]: a position of class k raises the best score seen by
+    every (head, query class) to at least ``scores[:, :, k]``."""
     next_class: dict[Combo, int] | None = None
+    _memo: dict[tuple, tuple] = field(default_factory=dict)
+
+    def step(self, state: tuple[bytes, tuple], c: int) -> tuple[tuple[Outcome, ...], tuple]:
+        """The heads' outcomes at a position of class c, and the layer's state after it
+        (memoised: the lower layers' states repeat across the upper layers' states)."""
+        key = (state, c)
+        hit = self._memo.get(key)
+        if hit is None:
+            best_seen, picks = state
+            best = np.frombuffer(best_seen).reshape(self.scores.shape[:2])
+            outs = tuple(
+                _output(head, c, float(best[h, c]), picks, self)
+                for h, head in enumerate(self.heads)
+            )
+            after = (np.maximum(best, self.scores[:, :, c]).tobytes(), _pick(self, c, picks))
+            hit = self._memo[key] = (outs, after)
+        return hit
 
 
 @dataclass
@@ -117,7 +141,8 @@ class Machine:
         index: dict[frozenset[int], int] = {}
         for t in tables:
             ties: dict[tuple[int, float], int] = {}
-            for c in range(count):
+            ordered = np.sort(t.scores, axis=1)
+            for c in np.flatnonzero((np.diff(ordered, axis=1) == 0).any(axis=1)):
                 row = t.scores[c]
                 for score in {float(s) for s in row}:
                     members = frozenset(int(k) for k in np.flatnonzero(row == score))
@@ -125,12 +150,13 @@ class Machine:
                         if members not in index:
                             index[members] = len(tracked)
                             tracked.append(members)
-                        ties[(c, score)] = index[members]
+                        ties[(int(c), score)] = index[members]
             rightward = self.forward == (t.weighting is Weighting.RIGHTMOST)
             outputs = [(t.outputs[k] + 0.0).tobytes() for k in range(count)]
             zero = np.zeros_like(t.outputs[0]).tobytes()
-            heads.append(_Head(t.scores, outputs, t.mask.is_strict, rightward, ties, zero))
-        self.layers.append(_Layer(heads, tracked))
+            heads.append(_Head(t.scores, outputs, t.mask.is_strict, rightward, ties, zero, {}))
+        stack = np.stack([t.scores for t in tables]) if tables else np.zeros((0, count, count))
+        self.layers.append(_Layer(heads, tracked, stack))
 
     def set_classes(self, ell: int, next_class: dict[Combo, int]) -> None:
         """Block ``ell``'s combinations -> the classes of the next layer."""
@@ -139,8 +165,12 @@ class Machine:
     def reachable(self) -> Reached:
         """The combinations of the newest block that occur at some position of some word."""
         top = len(self.layers) - 1
-        empty: tuple[tuple[frozenset[int], tuple], ...] = tuple(
-            (frozenset(), ((None, None),) * len(layer.tracked)) for layer in self.layers
+        empty = tuple(
+            (
+                np.full(layer.scores.shape[:2], -np.inf).tobytes(),
+                ((None, None),) * len(layer.tracked),
+            )
+            for layer in self.layers
         )
         starts = [(r, True, empty) for r in self._start_residues()]
         seen = set(starts)
@@ -179,11 +209,8 @@ class Machine:
                 new_layers = []
                 combo: tuple[int, tuple[Outcome, ...]] | None = None
                 for ell, layer in enumerate(self.layers):
-                    seen_set, picks = layers[ell]
-                    outs = tuple(_output(h, c, seen_set, picks, layer) for h in layer.heads)
-                    seen_set = seen_set | {c}
-                    picks = _pick(layer, c, picks)
-                    new_layers.append((seen_set, picks))
+                    outs, after = layer.step(layers[ell], c)
+                    new_layers.append(after)
                     if ell == top:
                         combo = (c, outs)
                         break
@@ -203,23 +230,26 @@ class TooManyStates(Exception):
     """The machine has more than MAX_STATES states."""
 
 
-def _output(head: _Head, c: int, seen_set: frozenset[int], picks: tuple, layer: _Layer) -> Outcome:
-    """The head's tier and output at a query of class c (an empty window: no tier, zeros)."""
-    window = seen_set if head.strict else seen_set | {c}
-    if not window:
+def _output(head: _Head, c: int, seen: float, picks: tuple, layer: _Layer) -> Outcome:
+    """The head's tier and output at a query of class c, ``seen`` the best score against c
+    of the positions before (an empty window: no tier, zeros)."""
+    own = float(head.scores[c, c])
+    best = seen if head.strict else max(seen, own)
+    if best == -math.inf:
         return None, head.zero
-    row = head.scores[c]
-    best = max(float(row[k]) for k in window)
     tie = head.ties.get((c, best))
     if tie is None:
-        k = next(k for k in window if float(row[k]) == best)
-        return best, head.outputs[k]
+        out = head.output_of.get((c, best))
+        if out is None:  # every member of the tier has this output
+            k = int(np.flatnonzero(head.scores[c] == best)[0])
+            out = head.output_of[(c, best)] = head.outputs[k]
+        return best, out
     first, latest = picks[tie]
-    own = not head.strict and c in layer.tracked[tie]
+    here = not head.strict and c in layer.tracked[tie]
     if head.nearest:
-        pick = c if own else latest
+        pick = c if here else latest
     else:
-        pick = c if (own and first is None) else first
+        pick = c if (here and first is None) else first
     assert pick is not None
     return best, head.outputs[pick]
 
