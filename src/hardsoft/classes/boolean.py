@@ -360,6 +360,8 @@ class Predicates:
             off = self.binary(op, self.bdd.let({g: False}, left), self.bdd.let({g: False}, right))
             return (x & on) | (~x & off)
         if varies:
+            if len(self.bdd.support(left) | self.bdd.support(right)) <= 40:
+                left = self.simplify(left, ~right)  # small: as below
             return self._since_atom(op, left, right, varies)
         r = self.constant(right)
         if r is False:

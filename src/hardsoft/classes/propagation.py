@@ -113,9 +113,10 @@ class LayerClasses:
     (:func:`hardsoft.decompile.decompiler`) instead of as one BDD over every atom."""
 
     occurring: bool = False
-    """Every class is known to occur (:mod:`hardsoft.classes.reach`). Then the predicates are
-    not simplified on the domain: a care set over every atom of a large layer is the
-    costliest BDD of the run, and the printed formulas re-simplify every atom anyway."""
+    """Every class is known to occur (:mod:`hardsoft.classes.reach`). Then a layer whose
+    domain mentions more than :data:`SMALL_ATOMS` atoms is not simplified on it: a care set
+    over every atom of a large layer is the costliest BDD of the run, and the printed
+    formulas re-simplify every atom anyway."""
 
     _unions: dict[frozenset[int], Function] = field(default_factory=dict, repr=False)
 
@@ -123,22 +124,22 @@ class LayerClasses:
         self, preds: Predicates, members: Iterable[int], raw: Function | None = None
     ) -> Function:
         """The disjunction of the members' predicates, simplified on the domain (memoised:
-        every query class asks for the unions of its tiers, and they repeat). In a layer of
-        occurring classes, the smaller BDD of the union and the negated union of the others
-        (equal on every position: the classes partition the positions). ``raw``: the plain
-        disjunction, when the caller has it."""
+        every query class asks for the unions of its tiers, and they repeat). In a large
+        layer of occurring classes, the smaller BDD of the union and the negated union of
+        the others (equal on every position: the classes partition the positions). ``raw``:
+        the plain disjunction, when the caller has it."""
         key = frozenset(int(k) for k in members)
         hit = self._unions.get(key)
         if hit is None:
             u = self._or(preds, key) if raw is None else raw
             if self.occurring and len(key) == len(self):
                 u = preds.true
+            elif self.domain is not None:
+                u = preds.simplify(u, self.domain)
             elif self.occurring:
                 rest = frozenset(range(len(self))) - key
                 if len(rest) < len(key):
                     u = min(u, ~self._or(preds, rest), key=len)
-            elif self.domain is not None:
-                u = preds.simplify(u, self.domain)
             hit = self._unions[key] = u
         return hit
 
@@ -292,6 +293,9 @@ def _raw_features(features: list[PositionFeature], n: int) -> np.ndarray:
 
 
 SIMPLIFY_LIMIT = 200
+SMALL_ATOMS = 40
+"""A layer of occurring classes is simplified on its domain only while the domain mentions at
+most this many atoms (compiled models: a few; random 3-layer models: hundreds)."""
 """Class predicates are simplified on their layer's domain up to this many classes (beyond,
 the time goes to simplification that only affects how the formulas read)."""
 
@@ -323,6 +327,8 @@ def merge_groups(
     if not simplify:
         return out_items, out_preds, None
     domain = reduce(lambda a, b: a | b, out_preds, preds.false)
+    if not prune and len(preds.bdd.support(domain)) > SMALL_ATOMS:
+        return out_items, out_preds, None  # occurring classes of a large layer (LayerClasses)
     if len(out_preds) <= SIMPLIFY_LIMIT:
         out_preds = [preds.simplify(u, domain) for u in out_preds]
     return out_items, out_preds, domain
@@ -357,7 +363,7 @@ def _merge(
         [r.tobytes() for r in rows],
         predicates,
         preds,
-        simplify=not final and prune,
+        simplify=not final,
         prune=prune,
     )
     width = vectors.shape[1] if vectors.ndim == 2 else 0
@@ -572,8 +578,8 @@ def _block(
     if reached is None:
         bound = sum(math.prod(estimate(t, c) for t in tables) for c in range(len(classes)))
         how = "estimated before the work"
-    else:
-        bound, how = len(reached.combos), "combinations that occur, before merging"
+    else:  # exact: the product bound refuses models that finish in seconds (2 x 3 over abc)
+        bound, how = len(reached.combos), "combinations that occur, counted before the work"
     if bound > max_classes:
         raise HardsoftError(
             f"block {ell + 1} may have up to {bound:,} classes ({how}), "

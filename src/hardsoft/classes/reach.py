@@ -56,7 +56,7 @@ class Reached:
     """(head, query class) -> the outcomes that occur."""
 
 
-MAX_STATES = 200_000
+MAX_STATES = 50_000
 """The machine is explored up to this many states; beyond, propagation falls back to facts."""
 
 _AHEAD = (Mask.FUTURE, Mask.STRICT_FUTURE)
