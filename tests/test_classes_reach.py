@@ -14,6 +14,7 @@ import torch
 
 from hardsoft.classes import reach
 from hardsoft.classes.propagation import ClassTable, propagate
+from hardsoft.errors import HardsoftError
 from hardsoft.model import random_model
 
 
@@ -38,9 +39,7 @@ def _seen_classes(table: ClassTable, words: list[str]) -> list[set[int]]:
             nearest = sq.argmin(axis=1)
             gap = np.abs(resid - v[nearest]).max(axis=1)
             scale = 1e-9 * max(1.0, float(np.abs(v).max()))
-            assert (gap <= scale).all(), (
-                f"layer {ell}: a position carries no class of the table"
-            )
+            assert (gap <= scale).all(), f"layer {ell}: a position carries no class of the table"
             seen[ell] |= {int(k) for k in nearest}
     return seen
 
@@ -92,3 +91,12 @@ def test_two_way_models_have_no_machine() -> None:
     table = propagate(model)  # pruned by facts: a superset, still covering every position
     seen = _seen_classes(table, _words("01", 6))
     assert all(s <= set(range(len(layer))) for s, layer in zip(seen, table.layers))
+
+
+def test_the_estimate_counts_the_combinations_that_occur() -> None:
+    model = random_model(
+        weighting="rightmost", mask="strict-future", layers=3, heads=2, d_model=16,
+        alphabet="01", position_features=("1",), seed=5,
+    )  # fmt: skip
+    with pytest.raises(HardsoftError, match=r"^block 3 may have up to \d+ classes \(combinations"):
+        propagate(model, max_classes=20)  # 35 final classes (15 query classes x 2 heads)

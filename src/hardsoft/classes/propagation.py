@@ -574,6 +574,8 @@ def _block(
     the combinations that occur are built, and ``machine`` learns the block's classes."""
     tables = [head_table(block, head, classes, ell, h) for h, head in enumerate(block.heads)]
     classes.heads = tables
+    if progress is not None and machine is not None and machine.usable:
+        progress(f"block {ell + 1}: which combinations occur ({len(classes)} query classes)")
     reached = _reached(machine, tables, len(classes))
     if reached is None:
         bound = sum(math.prod(estimate(t, c) for t in tables) for c in range(len(classes)))
@@ -591,12 +593,14 @@ def _block(
     combos: list[reach.Combo] = []
     for c in range(len(classes)):
         ctx = classes.predicates[c]
-        if progress is not None:
-            progress(f"block {ell + 1}: query class {c + 1} of {len(classes)}, {len(tables)} heads")
-        options = [
-            list(head_outcomes(p, t, classes, c, _tiers(reached, h, c)).items())
-            for h, t in enumerate(tables)
-        ]
+        options = []
+        for h, t in enumerate(tables):
+            if progress is not None:
+                progress(
+                    f"block {ell + 1}: query class {c + 1} of {len(classes)}, "
+                    f"head {h + 1} of {len(tables)}"
+                )
+            options.append(list(head_outcomes(p, t, classes, c, _tiers(reached, h, c)).items()))
         for combo in product(*options):
             budget.check()
             keys = (c, tuple(key for key, _ in combo))
