@@ -326,9 +326,12 @@ def merge_groups(
             out_preds.append(pred)
     if not simplify:
         return out_items, out_preds, None
-    domain = reduce(lambda a, b: a | b, out_preds, preds.false)
-    if not prune and len(preds.bdd.support(domain)) > SMALL_ATOMS:
+    if not prune and len(set().union(*(preds.bdd.support(u) for u in out_preds))) > SMALL_ATOMS:
         return out_items, out_preds, None  # occurring classes of a large layer (LayerClasses)
+    domain = preds.false
+    for u in out_preds:
+        budget.check()  # the disjunction of many large predicates takes seconds
+        domain = domain | u
     if len(out_preds) <= SIMPLIFY_LIMIT:
         out_preds = [preds.simplify(u, domain) for u in out_preds]
     return out_items, out_preds, domain
