@@ -47,7 +47,7 @@ def test_decompile_stops_within_its_budget() -> None:
         alphabet="01", position_features=("1",), seed=5,
     )  # fmt: skip
     with pytest.raises(
-        HardsoftError, match=r"over --budget 0\.5 s, during (layer 0|block|writing|check)"
+        HardsoftError, match=r"over --budget 0\.5 s, during (layer 0|block|writing|shrinking|check)"
     ):
         decompile(model, budget=0.5)
 
