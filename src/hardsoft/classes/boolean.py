@@ -205,6 +205,7 @@ class Predicates:
             for var in self._sorted(key):
                 for atoms, fact in self._facts_by_var.get(var, ()):
                     if atoms <= key:
+                        budget.check()  # the conjunction of many facts can grow large
                         hit = hit & fact
             self._care_memo[key] = hit
             for var in key:
@@ -242,21 +243,24 @@ class Predicates:
                     return str(var)
         return None
 
-    def unary(self, op: str, arg: Function) -> Function:
-        """``op arg`` for op in Y X P F E, with constant folding and its facts recorded."""
+    def unary(self, op: str, arg: Function, varies: bool = False) -> Function:
+        """``op arg`` for op in Y X P F E, with constant folding and its facts recorded.
+        ``varies``: the caller knows that ``arg`` holds at some position and fails at some
+        other (a union of some classes of a layer whose classes all occur), so it is not
+        tested for a constant (the care set of a large argument is costly)."""
         key = (op, arg)
         hit = self._op_memo.get(key)
         if hit is None:
-            hit = self._op_memo[key] = self._unary(op, arg)
+            hit = self._op_memo[key] = self._unary(op, arg, varies)
         return hit
 
-    def _unary(self, op: str, arg: Function) -> Function:
+    def _unary(self, op: str, arg: Function, varies: bool = False) -> Function:
         g = self._global_in(arg)
         if g is not None:  # op (G & a | !G & b) = G & op a | !G & op b
             x = self.bdd.var(g)
             on, off = self.bdd.let({g: True}, arg), self.bdd.let({g: False}, arg)
             return (x & self.unary(op, on)) | (~x & self.unary(op, off))
-        value = self.constant(arg)
+        value = None if varies else self.constant(arg)
         if value is False:
             return self.false
         if value is True:
@@ -344,21 +348,27 @@ class Predicates:
                 return ~v & ~self.atom(First() if op == "Y" else Last())
         return None
 
-    def binary(self, op: str, left: Function, right: Function) -> Function:
-        """``left S right`` or ``left U right`` (strict), with constant folding."""
+    def binary(self, op: str, left: Function, right: Function, varies: bool = False) -> Function:
+        """``left S right`` or ``left U right`` (strict), with constant folding. ``varies``:
+        the caller knows that neither side is constant and that ``!left`` does not imply
+        ``right`` (no folding tests; see :meth:`unary`)."""
         key = (op, left, right)
         hit = self._op_memo.get(key)
         if hit is None:
-            hit = self._op_memo[key] = self._binary(op, left, right)
+            hit = self._op_memo[key] = self._binary(op, left, right, varies)
         return hit
 
-    def _binary(self, op: str, left: Function, right: Function) -> Function:
+    def _binary(self, op: str, left: Function, right: Function, varies: bool = False) -> Function:
         g = self._global_in(left, right)
         if g is not None:
             x = self.bdd.var(g)
             on = self.binary(op, self.bdd.let({g: True}, left), self.bdd.let({g: True}, right))
             off = self.binary(op, self.bdd.let({g: False}, left), self.bdd.let({g: False}, right))
             return (x & on) | (~x & off)
+        if varies:
+            if len(self.bdd.support(left) | self.bdd.support(right)) <= 40:
+                left = self.simplify(left, ~right)  # small: as below
+            return self._since_atom(op, left, right, varies)
         r = self.constant(right)
         if r is False:
             return self.false
@@ -370,10 +380,15 @@ class Predicates:
         if self.implies(~left, right):  # the nearest non-left position satisfies right if any
             return self.unary("P" if op == "S" else "F", right)
         left = self.simplify(left, ~right)  # φ S ψ reads φ only where ψ fails
+        return self._since_atom(op, left, right)
+
+    def _since_atom(
+        self, op: str, left: Function, right: Function, varies: bool = False
+    ) -> Function:
         u, fresh = self._temporal_atom(op, (left, right))
         if fresh:
             self.assume(~u | ~self.atom(First() if op == "S" else Last()))
-            eventually = self.unary("P" if op == "S" else "F", right)
+            eventually = self.unary("P" if op == "S" else "F", right, varies)
             self.assume(~u | eventually)
         return u
 

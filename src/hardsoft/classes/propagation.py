@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hardsoft.classes import budget
+from hardsoft.classes import budget, reach
 from hardsoft.classes.boolean import Function, Predicates
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.parser import parse
@@ -112,18 +112,39 @@ class LayerClasses:
     ``before[c] & outcome``; kept so outputs can be written per query class
     (:func:`hardsoft.decompile.decompiler`) instead of as one BDD over every atom."""
 
+    occurring: bool = False
+    """Every class is known to occur (:mod:`hardsoft.classes.reach`). Then a layer whose
+    domain mentions more than :data:`SMALL_ATOMS` atoms is not simplified on it: a care set
+    over every atom of a large layer is the costliest BDD of the run, and the printed
+    formulas re-simplify every atom anyway."""
+
     _unions: dict[frozenset[int], Function] = field(default_factory=dict, repr=False)
 
-    def union(self, preds: Predicates, members: Iterable[int]) -> Function:
+    def union(
+        self, preds: Predicates, members: Iterable[int], raw: Function | None = None
+    ) -> Function:
         """The disjunction of the members' predicates, simplified on the domain (memoised:
-        every query class asks for the unions of its tiers, and they repeat)."""
+        every query class asks for the unions of its tiers, and they repeat). In a large
+        layer of occurring classes, the smaller BDD of the union and the negated union of
+        the others (equal on every position: the classes partition the positions). ``raw``:
+        the plain disjunction, when the caller has it."""
         key = frozenset(int(k) for k in members)
         hit = self._unions.get(key)
         if hit is None:
-            u = reduce(lambda a, b: a | b, (self.predicates[k] for k in sorted(key)), preds.false)
-            hit = u if self.domain is None else preds.simplify(u, self.domain)
-            self._unions[key] = hit
+            u = self._or(preds, key) if raw is None else raw
+            if self.occurring and len(key) == len(self):
+                u = preds.true
+            elif self.domain is not None:
+                u = preds.simplify(u, self.domain)
+            elif self.occurring:
+                rest = frozenset(range(len(self))) - key
+                if len(rest) < len(key):
+                    u = min(u, ~self._or(preds, rest), key=len)
+            hit = self._unions[key] = u
         return hit
+
+    def _or(self, preds: Predicates, key: frozenset[int]) -> Function:
+        return reduce(lambda a, b: a | b, (self.predicates[k] for k in sorted(key)), preds.false)
 
     def __len__(self) -> int:
         return len(self.predicates)
@@ -272,6 +293,9 @@ def _raw_features(features: list[PositionFeature], n: int) -> np.ndarray:
 
 
 SIMPLIFY_LIMIT = 200
+SMALL_ATOMS = 40
+"""A layer of occurring classes is simplified on its domain only while the domain mentions at
+most this many atoms (compiled models: a few; random 3-layer models: hundreds)."""
 """Class predicates are simplified on their layer's domain up to this many classes (beyond,
 the time goes to simplification that only affects how the formulas read)."""
 
@@ -302,7 +326,12 @@ def merge_groups(
             out_preds.append(pred)
     if not simplify:
         return out_items, out_preds, None
-    domain = reduce(lambda a, b: a | b, out_preds, preds.false)
+    if not prune and len(set().union(*(preds.bdd.support(u) for u in out_preds))) > SMALL_ATOMS:
+        return out_items, out_preds, None  # occurring classes of a large layer (LayerClasses)
+    domain = preds.false
+    for u in out_preds:
+        budget.check()  # the disjunction of many large predicates takes seconds
+        domain = domain | u
     if len(out_preds) <= SIMPLIFY_LIMIT:
         out_preds = [preds.simplify(u, domain) for u in out_preds]
     return out_items, out_preds, domain
@@ -322,17 +351,27 @@ def declare_symbols(preds: Predicates, alphabet: tuple[str, ...]) -> list[Functi
 
 
 def _merge(
-    vectors: np.ndarray, predicates: list[Function], preds: Predicates, final: bool = False
+    vectors: np.ndarray,
+    predicates: list[Function],
+    preds: Predicates,
+    final: bool = False,
+    prune: bool = True,
 ) -> LayerClasses:
     """Merge equal vectors (their predicates or-ed); see :func:`merge_groups`. The final
-    layer is only read out: its predicates are not simplified on a domain."""
+    layer is only read out: its predicates are not simplified on a domain. Without
+    ``prune``, every predicate is known to hold somewhere (the layer's classes occur)."""
     rows = [vec + 0.0 for vec in vectors]  # -0.0 and 0.0 are one value
     kept, out_preds, domain = merge_groups(
-        rows, [r.tobytes() for r in rows], predicates, preds, simplify=not final
+        rows,
+        [r.tobytes() for r in rows],
+        predicates,
+        preds,
+        simplify=not final,
+        prune=prune,
     )
     width = vectors.shape[1] if vectors.ndim == 2 else 0
     stacked = np.stack(kept) if kept else np.zeros((0, width))
-    return LayerClasses(stacked, out_preds, domain=domain)
+    return LayerClasses(stacked, out_preds, domain=domain, occurring=not prune)
 
 
 # ---------------------------------------------------------------------------- one head
@@ -349,17 +388,18 @@ def head_table(block: Block, head: Head, classes: LayerClasses, ell: int, h: int
     return HeadTable(ell, h, head.spec.weighting, head.spec.mask, scores, outputs)
 
 
-def _exists(p: Predicates, mask: Mask, x: Function) -> Function:
-    """Some position of the query's mask window satisfies ``x``."""
+def _exists(p: Predicates, mask: Mask, x: Function, varies: bool = False) -> Function:
+    """Some position of the query's mask window satisfies ``x`` (``varies``: ``x`` is known
+    to hold somewhere and fail somewhere, :meth:`Predicates.unary`)."""
     if mask is Mask.NONE:
-        return p.unary("E", x)
+        return p.unary("E", x, varies)
     if mask is Mask.FUTURE:
-        return x | p.unary("P", x)
+        return x | p.unary("P", x, varies)
     if mask is Mask.STRICT_FUTURE:
-        return p.unary("P", x)
+        return p.unary("P", x, varies)
     if mask is Mask.PAST:
-        return x | p.unary("F", x)
-    return p.unary("F", x)
+        return x | p.unary("F", x, varies)
+    return p.unary("F", x, varies)
 
 
 def _parity_of(p: Predicates, ctx: Function) -> int | None:
@@ -395,21 +435,24 @@ def _nearest(
     k: Function,
     ctx: Function,
     lower: Function,
+    varies: bool = False,
 ) -> Function:
     """The nearest window position (by the head's tie rule) satisfying ``tier`` satisfies
     ``k`` (``k`` implies ``tier``; true only where some window position satisfies ``tier``).
     ``ctx`` is the query class's predicate and ``lower`` the positions of lower tiers; the
-    result is used only under ``ctx`` where no higher tier is in the window."""
+    result is used only under ``ctx`` where no higher tier is in the window. ``varies``: k
+    and tier hold somewhere and fail somewhere, and so does ``tier & !k`` (unions of
+    occurring classes: no folding tests, :meth:`Predicates.binary`)."""
     weighting, mask = table.weighting, table.mask
     other = ~tier
     if weighting is Weighting.RIGHTMOST:
         if mask is Mask.FUTURE:
             if _adjacent(p, ctx, lower):
                 return k | (other & p.unary("Y", _flip_parity(p, ctx, k)))
-            return k | (other & p.binary("S", other, k))
+            return k | (other & p.binary("S", other, k, varies))
         if mask is Mask.STRICT_FUTURE:
-            return p.binary("S", other, k)
-        last = k & ~p.unary("F", tier)
+            return p.binary("S", other, k, varies)
+        last = k & ~p.unary("F", tier, varies)
         if mask is Mask.NONE:
             return p.unary("E", last)
         if mask is Mask.PAST:
@@ -420,8 +463,8 @@ def _nearest(
             return k | (other & p.unary("X", _flip_parity(p, ctx, k)))
         return k | (other & p.binary("U", other, k))
     if mask is Mask.STRICT_PAST:
-        return p.binary("U", other, k)
-    first = k & ~p.unary("P", tier)
+        return p.binary("U", other, k, varies)
+    first = k & ~p.unary("P", tier, varies)
     if mask is Mask.NONE:
         return p.unary("E", first)
     if mask is Mask.FUTURE:
@@ -445,11 +488,22 @@ def estimate(table: HeadTable, c: int) -> int:
     return distinct + (1 if table.mask.is_strict else 0)
 
 
+Reached = set[tuple[float | None, bytes]]
+"""The (tier score, output) pairs a head gives at some query of a class, None for the empty
+window (:meth:`hardsoft.classes.reach.Machine.reachable`)."""
+
+
 def head_outcomes(
-    p: Predicates, table: HeadTable, classes: LayerClasses, c: int
+    p: Predicates,
+    table: HeadTable,
+    classes: LayerClasses,
+    c: int,
+    reached: Reached | None = None,
 ) -> dict[bytes, tuple[np.ndarray, Function]]:
     """Output vector -> (vector, predicate) of the head at a query of class ``c``; the
-    predicates are exact under the query's predicate (see :func:`_nearest`)."""
+    predicates are exact under the query's predicate (see :func:`_nearest`). With
+    ``reached`` (the tiers and outputs known to occur at such a query), only those are
+    built; without it, those whose predicate the facts prove empty are dropped."""
     ctx = classes.predicates[c]
     keys = candidates(table, c)
     row = table.scores[c]
@@ -460,32 +514,49 @@ def head_outcomes(
         old = out.get(key)
         out[key] = (vec, pred if old is None else old[1] | pred)
 
-    if table.mask is Mask.STRICT_FUTURE:
-        add(np.zeros_like(table.outputs[0]), p.atom(First()))
-    elif table.mask is Mask.STRICT_PAST:
-        add(np.zeros_like(table.outputs[0]), p.atom(Last()))
-    higher = p.false
+    zero = np.zeros_like(table.outputs[0])
+    if reached is None or (None, zero.tobytes()) in reached:
+        if table.mask is Mask.STRICT_FUTURE:
+            add(zero, p.atom(First()))
+        elif table.mask is Mask.STRICT_PAST:
+            add(zero, p.atom(Last()))
+    scores = sorted({float(s) for s in row[keys]}, reverse=True)
+    if reached is not None:
+        lowest = min((s for s, _ in reached if s is not None), default=math.inf)
+        scores = [s for s in scores if s >= lowest]
     above: list[int] = []
-    for score in sorted({float(s) for s in row[keys]}, reverse=True):
+    above_or = p.false  # the disjunction of the classes of the tiers above, built as it grows
+    for score in scores:
         members = [k for k in keys if row[k] == score]
-        tier = classes.union(p, members)
-        none_higher = ~_exists(p, table.mask, higher) if higher != p.false else p.true
-        if p.is_false(ctx & none_higher):
+        tier_or = reduce(lambda a, b: a | b, (classes.predicates[k] for k in members), p.false)
+        if reached is not None and not any(s == score for s, _ in reached):
+            above += members  # no query of class c attends to this tier
+            above_or = above_or | tier_or
+            continue
+        occurring = classes.occurring  # then a proper, non-empty union of classes varies
+        higher = classes.union(p, above, above_or)
+        varies = occurring and len(above) < len(classes)
+        none_higher = ~_exists(p, table.mask, higher, varies) if above else p.true
+        if reached is None and p.is_false(ctx & none_higher):
             break
+        tier = classes.union(p, members, tier_or)
+        varies = occurring and len(members) < len(classes)
         by_output: dict[bytes, list[int]] = {}
         for k in members:
             by_output.setdefault(table.outputs[k].tobytes(), []).append(k)
-        for ks in by_output.values():
+        for key, ks in by_output.items():
+            if reached is not None and (score, key) not in reached:
+                continue
             if len(by_output) == 1:
-                near = _exists(p, table.mask, tier)
+                near = _exists(p, table.mask, tier, varies)
             else:
                 kp = classes.union(p, ks)
-                near = _nearest(p, table, tier, kp, ctx, ~tier & ~higher)
+                near = _nearest(p, table, tier, kp, ctx, ~tier & ~higher, varies)
             pred = none_higher & near
-            if not p.is_false(ctx & pred):
+            if reached is not None or not p.is_false(ctx & pred):
                 add(table.outputs[ks[0]], pred)
         above += members
-        higher = classes.union(p, above)
+        above_or = above_or | tier_or
     return out
 
 
@@ -500,46 +571,89 @@ def _block(
     max_classes: int,
     last: bool = False,
     progress: Progress | None = None,
+    machine: reach.Machine | None = None,
 ) -> LayerClasses:
+    """Block ``ell`` on ``classes``. With a ``machine`` (:mod:`hardsoft.classes.reach`), only
+    the combinations that occur are built, and ``machine`` learns the block's classes."""
     tables = [head_table(block, head, classes, ell, h) for h, head in enumerate(block.heads)]
     classes.heads = tables
-    bound = sum(math.prod(estimate(t, c) for t in tables) for c in range(len(classes)))
+    if progress is not None and machine is not None and machine.usable:
+        progress(f"block {ell + 1}: which combinations occur ({len(classes)} query classes)")
+    reached = _reached(machine, tables, len(classes))
+    if reached is None:
+        bound = sum(math.prod(estimate(t, c) for t in tables) for c in range(len(classes)))
+        how = "estimated before the work"
+    else:  # exact: the product bound refuses models that finish in seconds (2 x 3 over abc)
+        bound, how = len(reached.combos), "combinations that occur, counted before the work"
     if bound > max_classes:
         raise HardsoftError(
-            f"block {ell + 1} may have up to {bound:,} classes (estimated before the work), "
+            f"block {ell + 1} may have up to {bound:,} classes ({how}), "
             f"more than --max-classes {max_classes:,}"
         )
     vectors: list[torch.Tensor] = []
     predicates: list[Function] = []
     origins: list[tuple[int, Function]] = []
+    combos: list[reach.Combo] = []
     for c in range(len(classes)):
         ctx = classes.predicates[c]
-        if progress is not None:
-            progress(f"block {ell + 1}: query class {c + 1} of {len(classes)}, {len(tables)} heads")
-        options = [list(head_outcomes(p, t, classes, c).values()) for t in tables]
+        options = []
+        for h, t in enumerate(tables):
+            if progress is not None:
+                progress(
+                    f"block {ell + 1}: query class {c + 1} of {len(classes)}, "
+                    f"head {h + 1} of {len(tables)}"
+                )
+            options.append(list(head_outcomes(p, t, classes, c, _tiers(reached, h, c)).items()))
         for combo in product(*options):
             budget.check()
+            keys = (c, tuple(key for key, _ in combo))
+            if reached is not None and keys not in reached.combos:
+                continue
             outcome = p.true
-            for _, q in combo:
+            for _, (_, q) in combo:
                 outcome = outcome & q
             pred = ctx & outcome
             if pred == p.false:  # the facts prune the merged classes (merge_groups)
+                if reached is not None:
+                    raise HardsoftError(f"internal: block {ell + 1}: an occurring class is empty")
                 continue
             x = torch.from_numpy(classes.vectors[c])
             if combo:
-                att = sum((torch.from_numpy(v) for v, _ in combo), torch.zeros_like(x))
+                att = sum((torch.from_numpy(v) for _, (v, _) in combo), torch.zeros_like(x))
                 x = x + att
             vectors.append(x)
             predicates.append(pred)
             origins.append((c, outcome))
+            combos.append(keys)
     with torch.no_grad():
         out = block.after_attention(torch.stack(vectors)).numpy() if vectors else None
     if out is None:
         return LayerClasses(np.zeros((0, classes.vectors.shape[1])), [])
-    merged = _merge(out, predicates, p, final=last)
+    merged = _merge(out, predicates, p, final=last, prune=reached is None)
+    if machine is not None and reached is not None and not last:
+        index = {(row + 0.0).tobytes(): k for k, row in enumerate(merged.vectors)}
+        machine.set_classes(ell, {k: index[(row + 0.0).tobytes()] for k, row in zip(combos, out)})
     if last:
         merged.parts = _parts(merged.vectors, out, origins)
     return merged
+
+
+def _reached(
+    machine: reach.Machine | None, tables: list[HeadTable], count: int
+) -> reach.Reached | None:
+    """The block's occurring combinations, or None without a machine or if it is too large
+    (then the facts prune, as for models whose heads look both ways)."""
+    if machine is None or not machine.usable:
+        return None
+    machine.add_block(tables, count)
+    try:
+        return machine.reachable()
+    except reach.TooManyStates:
+        return None
+
+
+def _tiers(reached: reach.Reached | None, h: int, c: int) -> Reached | None:
+    return None if reached is None else reached.tiers.get((h, c), set())
 
 
 def _parts(
@@ -582,11 +696,12 @@ def propagate(
     if progress is not None:
         progress("layer 0: classes of the symbols and position features")
     layers = [layer0(m64, p)]
+    machine = reach.machine(m64, p, layers[0].predicates)
     for ell, block in enumerate(m64.blocks):
         if progress is not None:
             progress(f"block {ell + 1} of {len(m64.blocks)} ({len(layers[-1])} classes)")
         last = ell == len(m64.blocks) - 1
-        layers.append(_block(p, block, layers[-1], ell, max_classes, last, progress))
+        layers.append(_block(p, block, layers[-1], ell, max_classes, last, progress, machine))
     with torch.no_grad():
         outputs = m64.readout(torch.from_numpy(layers[-1].vectors)).numpy()
     return ClassTable(m64, p, layers, outputs, tuple(m64.spec.position_features))
