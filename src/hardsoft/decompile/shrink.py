@@ -31,6 +31,7 @@ from dataclasses import dataclass, fields, replace
 from hardsoft.classes import budget
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.equivalence import equivalent
+from hardsoft.logic.structure import rewrite
 from hardsoft.logic.syntax import (
     And,
     Const,
@@ -224,17 +225,7 @@ def _substitute(formula: Formula, old: Formula, new: Formula) -> Formula:
 
 def _tidy(formula: Formula) -> Formula:
     """``formula`` with :func:`_fold` applied at every node, bottom up (identities only)."""
-    memo: dict[Node, Node] = {}
-    for node in subnodes(formula):
-        changes = {
-            f.name: memo[v]
-            for f in fields(node)  # type: ignore[arg-type]
-            if isinstance(v := getattr(node, f.name), Node) and memo[v] is not v
-        }
-        memo[node] = _fold(replace(node, **changes) if changes else node)  # type: ignore[type-var]
-    out = memo[formula]
-    assert isinstance(out, Formula)
-    return out
+    return rewrite(formula, _fold)
 
 
 def _fold(node: Node) -> Node:

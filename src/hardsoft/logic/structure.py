@@ -4,7 +4,8 @@ size, depth, temporal depth, operators, and the fragments of Yang, Strobl, Chian
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from hardsoft.logic.dag import topological
 from hardsoft.logic.nodes import (
@@ -72,6 +73,22 @@ def subnodes(node: Node) -> list[Node]:
     """All distinct sub-nodes of ``node`` (formulas and terms, ``node`` included) in dependency
     order: every node comes after all of its children. Equal subtrees appear once."""
     return topological([node], children)
+
+
+def rewrite(formula: Formula, visit: Callable[[Node], Node]) -> Formula:
+    """``formula`` rebuilt bottom up: every node gets its rewritten children, then ``visit``
+    (equal subtrees are rewritten once)."""
+    memo: dict[Node, Node] = {}
+    for node in subnodes(formula):
+        changes = {
+            name: memo[value]
+            for name in _FIELDS[type(node)]
+            if isinstance(value := getattr(node, name), Node) and memo[value] is not value
+        }
+        memo[node] = visit(replace(node, **changes) if changes else node)  # type: ignore[type-var]
+    out = memo[formula]
+    assert isinstance(out, Formula)
+    return out
 
 
 def subformulas(node: Node) -> list[Formula]:

@@ -25,9 +25,10 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 
 from hardsoft.errors import HardsoftError
+from hardsoft.logic.structure import rewrite
 from hardsoft.logic.syntax import (
     And,
     Const,
@@ -89,20 +90,13 @@ def equivalent_everywhere(
 
 def _unfold_somewhere(formula: Formula) -> Formula:
     """``formula`` with every ``E φ`` written ``P φ | φ | F φ`` (equal at every position)."""
-    memo: dict[Node, Node] = {}
-    for node in subnodes(formula):
-        changes = {
-            f.name: memo[v]
-            for f in fields(node)  # type: ignore[arg-type]
-            if isinstance(v := getattr(node, f.name), Node) and memo[v] is not v
-        }
-        new = replace(node, **changes) if changes else node  # type: ignore[type-var]
-        if isinstance(new, Somewhere):
-            new = Or(Or(Past(new.arg), new.arg), Future(new.arg))
-        memo[node] = new
-    out = memo[formula]
-    assert isinstance(out, Formula)
-    return out
+
+    def unfold(node: Node) -> Node:
+        if isinstance(node, Somewhere):
+            return Or(Or(Past(node.arg), node.arg), Future(node.arg))
+        return node
+
+    return rewrite(formula, unfold)
 
 
 def _of_length(node: Node) -> bool:
