@@ -162,3 +162,25 @@ def test_linear_range_agrees_with_linear_programming() -> None:
                 assert abs(float(got) - ref) < 1e-6, (prog, objective, exact, want)
         checked += 1
     assert checked > 60
+
+
+def test_a_program_highs_cannot_finish_is_kept_as_feasible() -> None:
+    """An attack found this feasible program (x = (1, 32, 0, 1, 0, 20, 0, 8)) that the cheap
+    steps leave open and HiGHS did not finish in minutes, past any --budget: the solver's
+    limits end it, and reaching them counts as feasible (the sound answer)."""
+    rows = (
+        ((1, -1, 0, 0, 0, 0, 0, 0), 0), ((-1, 0, 1, 0, 0, 0, 0, 0), 0),
+        ((1, -1, 0, 1, 0, 0, 0, 0), 1), ((-1, 0, 0, 0, 1, 0, 0, 0), 0),
+        ((1, -1, 0, 0, 0, 1, 0, 0), 1), ((-1, 0, 0, 0, 0, 0, 1, 0), 0),
+        ((1, -1, 0, 0, 0, 0, 0, 1), 1), ((-1, 0, 1, 0, 1, 0, 0, 0), 0),
+        ((-1, 0, 1, 0, 0, 0, 1, 0), 0), ((1, -1, 0, 1, 0, 1, 0, 0), 1),
+        ((1, -1, 0, 1, 0, 0, 0, 1), 1), ((-1, 0, 0, 0, 1, 0, 1, 0), 0),
+        ((1, -1, 0, 0, 0, 1, 0, 1), 1),
+        ((0, 256, 2579, 2579, -1552, -1552, 2604, 2604), 563),
+        ((0, -256, -2579, -2579, 1552, 1552, -2604, -2604), -563),
+    )  # fmt: skip
+    prog = IntegerProgram(rows=rows, lower=(1, 1, 0, 0, 0, 0, 0, 0), upper=(None,) * 8)
+    point = (1, 32, 0, 1, 0, 20, 0, 8)
+    assert all(sum(a * x for a, x in zip(row, point)) <= b for row, b in rows)
+    assert not refuted(prog)
+    assert solve_milp(prog)

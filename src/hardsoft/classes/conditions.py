@@ -420,6 +420,13 @@ class Vars:
         )
 
 
+MILP_SECONDS = 2.0
+MILP_NODES = 20_000
+"""HiGHS's limits per program. Reaching one counts as feasible (the combination is kept: the
+formula stays exact, only less folded). Without them one feasible program with large
+coefficients kept HiGHS busy for minutes, where ``--budget`` cannot interrupt it."""
+
+
 def solve_milp(prog: IntegerProgram) -> bool:
     """``prog`` decided by HiGHS (``scipy.optimize.milp``): one quotient variable per MOD
     literal, one program per residue a false MOD literal allows."""
@@ -446,7 +453,7 @@ def solve_milp(prog: IntegerProgram) -> bool:
                 constraints=constraints,
                 integrality=np.ones(width),
                 bounds=Bounds(lower, upper),
-                options={"disp": False},
+                options={"disp": False, "time_limit": MILP_SECONDS, "node_limit": MILP_NODES},
             )
         if res.status != 2:  # 2: infeasible (limits reached count as feasible)
             return True
