@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import scipy.optimize  # noqa: F401
 import scipy.stats  # noqa: F401
+import torch
 
 from hardsoft.cli import main
 
@@ -86,6 +87,7 @@ def run_cli(
     env = {"HARDSOFT_DEBUG": "1"} if debug else {"HARDSOFT_DEBUG": ""}
     env["HARDSOFT_MAX_MEMORY"] = max_memory or DEFAULT_MAX_MEMORY
     rc: int | None
+    grad = torch.is_grad_enabled()
     with _env(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             with _budget(budget):
@@ -95,4 +97,9 @@ def run_cli(
             rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except BudgetExceeded:
             rc = None
+        finally:
+            # The budget's timer can fire inside torch.no_grad()'s own switch, between turning
+            # gradients off and the `with` taking hold: its exit never runs, and every later
+            # test in the worker trains without gradients (9 failures in one CI run).
+            torch.set_grad_enabled(grad)
     return Result(rc, out.getvalue(), err.getvalue())
