@@ -314,6 +314,12 @@ def class_scan(
     sort_key, order = torch.sort(cls * n + pos, dim=1)
     seg = sort_key // n
     s = torch.zeros_like(v[..., 0]) if pi is None else pi
+    target = cand * n + hi[..., None]
+    t = torch.searchsorted(sort_key, target.reshape(b, -1), right=True).view_as(target) - 1
+    found = seg.gather(1, t.clamp_min(0).reshape(b, -1)).view_as(t) == cand
+    valid = (t >= 0) & found & (hi >= 0)[..., None]
+    if pi is None and weighting.is_unique_hard:
+        return _member_state(sort_key, order, v, weighting, cand, t, valid), valid
     state = segmented_scan(
         s.gather(1, order),
         v.gather(1, order[..., None].expand(-1, -1, dv)),
@@ -321,11 +327,30 @@ def class_scan(
         segments=seg,
         positions=order,
     )
-    target = cand * n + hi[..., None]
-    t = torch.searchsorted(sort_key, target.reshape(b, -1), right=True).view_as(target) - 1
-    found = seg.gather(1, t.clamp_min(0).reshape(b, -1)).view_as(t) == cand
-    valid = (t >= 0) & found & (hi >= 0)[..., None]
     return read_state(state, t, valid), valid
+
+
+def _member_state(
+    sort_key: torch.Tensor,
+    order: torch.Tensor,
+    v: torch.Tensor,
+    weighting: Weighting,
+    cand: torch.Tensor,
+    t: torch.Tensor,
+    valid: torch.Tensor,
+) -> ScanState:
+    """Unique-hard states when every key of a class scores the same (no position term): the
+    pick is the class's last member through ``hi`` (rightmost, index ``t`` in sorted order) or
+    its first member (leftmost), so no scan is needed."""
+    b, n, dv = v.shape
+    if weighting is Weighting.LEFTMOST:
+        t = torch.searchsorted(sort_key, (cand * n).reshape(b, -1)).view_as(cand)
+    flat = t.clamp(0, n - 1).reshape(b, -1)
+    idx = torch.where(valid, order.gather(1, flat).view_as(t), -1)
+    a = v.gather(1, idx.clamp_min(0).reshape(b, -1, 1).expand(-1, -1, dv))
+    a = a.view(*t.shape, dv) * valid[..., None]
+    m = torch.zeros(t.shape, dtype=v.dtype, device=v.device).masked_fill_(~valid, NEG_INF)
+    return ScanState(m, valid.to(v.dtype), a, idx)
 
 
 def pick(z, zmax, valid, st, weighting: Weighting) -> torch.Tensor:
