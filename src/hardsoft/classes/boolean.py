@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from hardsoft.classes import budget, espresso
@@ -101,6 +102,10 @@ class Predicates:
         self._unary_of: dict[str, tuple[str, str, Function]] = {}
         """Unary temporal atom variable -> (family: YP, XF or E; operator; argument)."""
         self._related: set[tuple[str, str]] = set()
+        self.unions: dict[Function, ClassUnion] = {}
+        """Predicates known to be unions of classes of one partition of the positions:
+        relations between temporal atoms over them follow from their class sets, without a
+        care set (:meth:`_relate`)."""
         self._formula_memo: dict[Any, Formula] = {}
         self._isop_memo: dict[tuple[Any, Any], tuple[list[Cube], Function]] = {}
         self._cube_memo: dict[Cube, Function] = {}
@@ -423,14 +428,29 @@ class Predicates:
             return
         u, v = self.bdd.var(newer), self.bdd.var(older)
         edge = {"YP": self.atom(First()), "XF": self.atom(Last()), "E": self.false}[family]
-        if op == other_op and self.is_false(~arg & ~other_arg):  # one of them is always true
-            self.assume(u | v | edge)
-        if op == other_op and op in "YX" and self.is_false(arg & other_arg):
+        pair = _class_sets(self.unions.get(arg), self.unions.get(other_arg))
+        cover = disjoint = sub = sup = None
+        if pair is not None:
+            a, b = pair.a, pair.b
+            cover, disjoint, sub, sup = len(a | b) == pair.size, not a & b, a <= b, b <= a
+        exact = pair is not None and pair.exact
+        if op == other_op and self._never(cover, exact, lambda: ~arg & ~other_arg):
+            self.assume(u | v | edge)  # one of them is always true
+        if op == other_op and op in "YX" and self._never(disjoint, exact, lambda: arg & other_arg):
             self.assume(~u | ~v)
-        if _weaker(op, other_op) and self.implies(arg, other_arg):
+        if _weaker(op, other_op) and self._never(sub, exact, lambda: arg & ~other_arg):
             self.assume(~u | v)
-        if _weaker(other_op, op) and self.implies(other_arg, arg):
+        if _weaker(other_op, op) and self._never(sup, exact, lambda: other_arg & ~arg):
             self.assume(~v | u)
+
+    def _never(self, by_sets: bool | None, exact: bool, u: Callable[[], Function]) -> bool:
+        """Whether ``u()`` holds at no position: proved by class sets (``by_sets``), refuted
+        by them where every class occurs (``exact``), else decided with the care set."""
+        if by_sets:
+            return True
+        if by_sets is False and exact:
+            return False
+        return self.is_false(u())
 
     def _parity_facts(self, op: str, arg: Function, u: Function) -> None:
         """``op`` applied to a parity: the neighbours have the other parity (``Y MOD(2, 0)(i)``
@@ -700,6 +720,67 @@ def _flatten_or(items: list[Formula]) -> list[Formula]:
         else:
             out.append(f)
     return out
+
+
+@dataclass(eq=False)
+class Partition:
+    """The positions split into ``size`` disjoint classes, every one occurring when
+    ``occurring``. ``parent``: a coarser partition this one refines, class k lying inside its
+    class ``parent_of[k]`` (a layer's classes refine those of the layer before when no class
+    merges positions of two query classes)."""
+
+    size: int
+    occurring: bool
+    parent: Partition | None = None
+    parent_of: tuple[int, ...] = ()
+    _up: dict[int, tuple[Partition, list[int]]] = field(default_factory=dict, repr=False)
+
+    def lift(self, members: frozenset[int], coarse: Partition) -> frozenset[int] | None:
+        """The classes of this partition inside the union of the classes ``members`` of the
+        coarser ``coarse`` (None if ``coarse`` is not one it refines)."""
+        hit = self._up.get(id(coarse))
+        if hit is None:
+            node, ancestor = self, list(range(self.size))
+            while node is not coarse:
+                if node.parent is None:
+                    return None
+                ancestor = [node.parent_of[a] for a in ancestor]
+                node = node.parent
+            hit = self._up[id(coarse)] = (coarse, ancestor)  # the partition keeps its id alive
+        return frozenset(k for k, a in enumerate(hit[1]) if a in members)
+
+
+@dataclass(frozen=True)
+class ClassUnion:
+    """A predicate equal, at every position, to the union of the classes ``members`` of
+    ``partition``."""
+
+    partition: Partition
+    members: frozenset[int]
+
+
+@dataclass(frozen=True)
+class _UnionPair:
+    """Two unions as class sets of one partition (``exact``: every class of it occurs)."""
+
+    a: frozenset[int]
+    b: frozenset[int]
+    size: int
+    exact: bool
+
+
+def _class_sets(x: ClassUnion | None, y: ClassUnion | None) -> _UnionPair | None:
+    """Two unions as sets of the finer of their partitions, or None. The classes are disjoint
+    and cover every position, so ``x & y`` is empty when the sets are disjoint, ``x`` implies
+    ``y`` when its set is a subset, ... (and only then, when every class occurs)."""
+    if x is None or y is None:
+        return None
+    for fine, coarse in ((x, y), (y, x)):
+        lifted = fine.partition.lift(coarse.members, coarse.partition)
+        if lifted is not None:
+            a, b = (fine.members, lifted) if fine is x else (lifted, fine.members)
+            return _UnionPair(a, b, fine.partition.size, fine.partition.occurring)
+    return None
 
 
 def _weaker(op: str, other: str) -> bool:

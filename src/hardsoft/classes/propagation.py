@@ -57,7 +57,7 @@ import numpy as np
 import torch
 
 from hardsoft.classes import budget, reach
-from hardsoft.classes.boolean import Function, Predicates
+from hardsoft.classes.boolean import ClassUnion, Function, Partition, Predicates
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.parser import parse
 from hardsoft.logic.syntax import (
@@ -118,20 +118,35 @@ class LayerClasses:
     over every atom of a large layer is the costliest BDD of the run, and the printed
     formulas re-simplify every atom anyway."""
 
+    refines: tuple[LayerClasses, tuple[int, ...]] | None = None
+    """The layer before and, per class, the one query class whose positions contain it (None
+    where a class merges positions of two query classes)."""
+
     _unions: dict[frozenset[int], Function] = field(default_factory=dict, repr=False)
+    _partition: Partition | None = field(default=None, repr=False)
+
+    def partition(self) -> Partition:
+        """The classes as a partition of the positions (for relations between unions of
+        classes decided on class sets, :class:`hardsoft.classes.boolean.Partition`)."""
+        if self._partition is None:
+            self._partition = Partition(len(self), self.occurring)
+            if self.refines is not None:
+                self._partition.parent = self.refines[0].partition()
+                self._partition.parent_of = self.refines[1]
+        return self._partition
 
     def union(
-        self, preds: Predicates, members: Iterable[int], raw: Function | None = None
+        self, preds: Predicates, members: Iterable[int], raw: Callable[[], Function] | None = None
     ) -> Function:
         """The disjunction of the members' predicates, simplified on the domain (memoised:
         every query class asks for the unions of its tiers, and they repeat). In a large
         layer of occurring classes, the smaller BDD of the union and the negated union of
         the others (equal on every position: the classes partition the positions). ``raw``:
-        the plain disjunction, when the caller has it."""
+        makes the plain disjunction more cheaply than from scratch (asked only on a miss)."""
         key = frozenset(int(k) for k in members)
         hit = self._unions.get(key)
         if hit is None:
-            u = self._or(preds, key) if raw is None else raw
+            u = self._or(preds, key) if raw is None else raw()
             if self.occurring and len(key) == len(self):
                 u = preds.true
             elif self.domain is not None:
@@ -141,6 +156,7 @@ class LayerClasses:
                 if len(rest) < len(key):
                     u = min(u, ~self._or(preds, rest), key=len)
             hit = self._unions[key] = u
+            preds.unions.setdefault(u, ClassUnion(self.partition(), key))
         return hit
 
     def _or(self, preds: Predicates, key: frozenset[int]) -> Function:
@@ -524,22 +540,19 @@ def head_outcomes(
     if reached is not None:
         lowest = min((s for s, _ in reached if s is not None), default=math.inf)
         scores = [s for s in scores if s >= lowest]
-    above: list[int] = []
-    above_or = p.false  # the disjunction of the classes of the tiers above, built as it grows
+    above = _GrowingUnion(p, classes)  # the classes of the tiers above
     for score in scores:
         members = [k for k in keys if row[k] == score]
-        tier_or = reduce(lambda a, b: a | b, (classes.predicates[k] for k in members), p.false)
         if reached is not None and not any(s == score for s, _ in reached):
-            above += members  # no query of class c attends to this tier
-            above_or = above_or | tier_or
+            above.extend(members)  # no query of class c attends to this tier
             continue
         occurring = classes.occurring  # then a proper, non-empty union of classes varies
-        higher = classes.union(p, above, above_or)
-        varies = occurring and len(above) < len(classes)
-        none_higher = ~_exists(p, table.mask, higher, varies) if above else p.true
+        higher = classes.union(p, above.members, above.value)
+        varies = occurring and len(above.members) < len(classes)
+        none_higher = ~_exists(p, table.mask, higher, varies) if above.members else p.true
         if reached is None and p.is_false(ctx & none_higher):
             break
-        tier = classes.union(p, members, tier_or)
+        tier = classes.union(p, members)
         varies = occurring and len(members) < len(classes)
         by_output: dict[bytes, list[int]] = {}
         for k in members:
@@ -555,9 +568,28 @@ def head_outcomes(
             pred = none_higher & near
             if reached is not None or not p.is_false(ctx & pred):
                 add(table.outputs[ks[0]], pred)
-        above += members
-        above_or = above_or | tier_or
+        above.extend(members)
     return out
+
+
+class _GrowingUnion:
+    """The disjunction of a growing list of a layer's classes, OR-ed together only when
+    asked for (a query class's unions of the tiers above are mostly memoised already)."""
+
+    def __init__(self, p: Predicates, classes: LayerClasses) -> None:
+        self.members: list[int] = []
+        self._classes = classes
+        self._or: Function = p.false
+        self._done = 0
+
+    def extend(self, members: list[int]) -> None:
+        self.members += members
+
+    def value(self) -> Function:
+        for k in self.members[self._done :]:
+            self._or = self._or | self._classes.predicates[k]
+        self._done = len(self.members)
+        return self._or
 
 
 # ---------------------------------------------------------------------------- a block
@@ -630,6 +662,7 @@ def _block(
     if out is None:
         return LayerClasses(np.zeros((0, classes.vectors.shape[1])), [])
     merged = _merge(out, predicates, p, final=last, prune=reached is None)
+    merged.refines = _refines(classes, merged.vectors, out, [c for c, _ in origins])
     if machine is not None and reached is not None and not last:
         index = {(row + 0.0).tobytes(): k for k, row in enumerate(merged.vectors)}
         machine.set_classes(ell, {k: index[(row + 0.0).tobytes()] for k, row in zip(combos, out)})
@@ -654,6 +687,21 @@ def _reached(
 
 def _tiers(reached: reach.Reached | None, h: int, c: int) -> Reached | None:
     return None if reached is None else reached.tiers.get((h, c), set())
+
+
+def _refines(
+    before: LayerClasses, kept: np.ndarray, candidates: np.ndarray, query: list[int]
+) -> tuple[LayerClasses, tuple[int, ...]] | None:
+    """``before`` and each kept class's query class, if every kept class comes from one."""
+    index = {(row + 0.0).tobytes(): k for k, row in enumerate(kept)}
+    parent: dict[int, int] = {}
+    for row, c in zip(candidates, query):
+        k = index.get((row + 0.0).tobytes())
+        if k is not None and parent.setdefault(k, c) != c:
+            return None
+    if len(parent) != len(kept):
+        return None
+    return before, tuple(parent[k] for k in range(len(kept)))
 
 
 def _parts(
