@@ -47,6 +47,10 @@ from hardsoft.logic.syntax import (
     size,
 )
 
+PIECES_NODES = 50
+"""Unions of classes whose BDD has more nodes than this are written in pieces (query
+classes of the layer before and outcomes, :meth:`Predicates._pieces`), not as one cover."""
+
 REFINE_LIMIT = 48
 """Covers of more cubes than this are left as the ISOP gives them (refining them costs more
 than it helps the reader: such formulas are long anyway)."""
@@ -103,6 +107,11 @@ class Predicates:
         """Unary temporal atom variable -> (family: YP, XF or E; operator; argument)."""
         self._related: set[tuple[str, str]] = set()
         self.unions: dict[Function, ClassUnion] = {}
+        self.pieces_written = 0
+        self.refine = True
+        """Whether printed covers are refined (:meth:`_cover`); the writer of a large output
+        turns it off (most of its time went into refining thousands of covers)."""
+        """How many unions of classes were written in pieces (:meth:`_pieces`)."""
         """Predicates known to be unions of classes of one partition of the positions:
         relations between temporal atoms over them follow from their class sets, without a
         care set (:meth:`_relate`)."""
@@ -113,6 +122,14 @@ class Predicates:
         """Atoms whose value is the same at every position of a word (``MOD(2, 0)(n)``,
         ``n > 4``): temporal operators are split on them (``X (last & G)`` is
         ``G & X last``)."""
+
+    def keep_order(self) -> None:
+        """Stop reordering the BDD variables: the order found while the classes were built
+        suits the outputs written from them, and once the manager holds millions of nodes
+        each automatic reordering (CUDD's sifting over every atom) costs seconds, most of
+        the time of writing a deep model's output (measured: 172 of 190 s)."""
+        if hasattr(self.bdd, "configure"):
+            self.bdd.configure(reordering=False)
 
     # ------------------------------------------------------------------ atoms and facts
     @property
@@ -494,18 +511,47 @@ class Predicates:
         hit = memo.get(u)
         if hit is not None:
             return hit
+        pieces = self._pieces(u)
+        if pieces is not None:
+            whole = _disjoin(
+                _conjoin([self._render(a, memo, atoms), self._render(b, memo, atoms)])
+                for a, b in pieces
+            )
+            self.pieces_written += 1
+            memo[u] = whole
+            return whole
         value = self.constant(u)
         if value is not None:
             out: Formula = Const(value)
         else:
             care = self.care(u)
-            pos = self._cover(u & care, u | ~care, care)
-            neg = self._cover(~u & care, ~u | ~care, care)
+            pos = self._cover(u & care, u | ~care, care, self.refine)
+            neg = self._cover(~u & care, ~u | ~care, care, self.refine)
             f_pos = self._factor(pos, memo, atoms)
             f_neg = _negate(self._factor(neg, memo, atoms))
             out = f_pos if size(f_pos) <= size(f_neg) else f_neg
         memo[u] = out
         return out
+
+    def in_pieces(self, u: Function) -> bool:
+        """Whether ``u`` is a large union of classes, printed in pieces (:meth:`_pieces`)."""
+        x = self.unions.get(u)
+        return (
+            x is not None
+            and x.partition.pieces is not None
+            and len(u) > PIECES_NODES
+            and 0 < len(x.members) < x.partition.size
+        )
+
+    def _pieces(self, u: Function) -> list[tuple[Function, Function]] | None:
+        """A large union of classes as the pieces its partition gives (else None): the cover
+        of the whole union is the costliest BDD work of a deep model's output (millions of
+        nodes for 157 classes of a 3-layer model), the pieces are small."""
+        if not self.in_pieces(u):
+            return None
+        x = self.unions[u]
+        assert x.partition.pieces is not None
+        return x.partition.pieces(self, x.members)
 
     def _atom_text(
         self, var: str, memo: dict[Any, Formula], atoms: dict[str, Formula] | None
@@ -733,6 +779,10 @@ class Partition:
     occurring: bool
     parent: Partition | None = None
     parent_of: tuple[int, ...] = ()
+    pieces: Callable[[Predicates, frozenset[int]], list[tuple[Function, Function]]] | None = None
+    """A union of classes as (context, outcome) pairs whose disjunction of conjunctions it
+    is, each over fewer atoms than the union (:meth:`Predicates._render` writes large unions
+    so)."""
     _up: dict[int, tuple[Partition, list[int]]] = field(default_factory=dict, repr=False)
 
     def lift(self, members: frozenset[int], coarse: Partition) -> frozenset[int] | None:

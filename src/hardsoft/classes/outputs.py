@@ -43,13 +43,17 @@ class Written:
     created), and how it was written: ``"whole"`` or ``"per query class"``."""
 
     formula: Formula
-    size_before: int
+    size_before: int | None
+    """None where the output is large enough that its unions of classes were written in
+    pieces: the first form would be a second rendering as costly as the first."""
     method: str
 
 
 def write_output(table: ClassTable, bits: np.ndarray) -> Written:
     """The formula of the output that is true on the final classes where ``bits`` is."""
     p = table.preds
+    p.keep_order()
+    p.refine = True
     final = table.layers[-1]
     chosen = [final.predicates[k] for k in np.flatnonzero(bits)]
     whole = _bounded_or(p, chosen)
@@ -92,10 +96,11 @@ def _per_query_class(table: ClassTable, bits: np.ndarray) -> Written:
         for c, outcome in part:
             side[c] = side.get(c, p.false) | outcome
     sides = [_terms(p, before, mine, other) for mine, other in ((yes, no), (no, yes))]
+    p.refine = not any(p.in_pieces(u) for terms in sides for u, _ in terms)
     memo: dict[object, Formula] = {}
     atoms: dict[str, Formula] = {}
     best: Formula | None = None
-    first_size = 0
+    first: int | None = None
     for negate, terms in enumerate(sides):
         formula = _or_all(
             [_and(p.render_with(u, memo, atoms), p.render_with(g, memo, atoms)) for u, g in terms]
@@ -104,9 +109,13 @@ def _per_query_class(table: ClassTable, bits: np.ndarray) -> Written:
             formula = Const(True) if formula == Const(False) else Not(formula)
         if best is None or size(formula) < size(best):
             best = formula
-            first_size = sum(size(_and(p.formula(u), p.formula(g))) for u, g in terms) + negate
+            first = None if p.pieces_written else _first_size(p, terms) + negate
     assert best is not None
-    return Written(best, first_size, "per query class")
+    return Written(best, first, "per query class")
+
+
+def _first_size(p: Predicates, terms: list[tuple[Function, Function]]) -> int:
+    return sum(size(_and(p.formula(u), p.formula(g))) for u, g in terms)
 
 
 def _terms(

@@ -107,10 +107,13 @@ class LayerClasses:
     """The disjunction of the predicates: true at every position (the classes partition the
     positions), so predicates may be simplified wherever it holds."""
     parts: list[list[tuple[int, Function]]] | None = None
-    """Final layer only: per class, the (query class of the block before, conjunction of head
-    outcome predicates) pairs merged into it. A class's predicate is the disjunction of
+    """Per class, the (query class of the block before, conjunction of head outcome
+    predicates) pairs merged into it. A class's predicate is the disjunction of
     ``before[c] & outcome``; kept so outputs can be written per query class
-    (:func:`hardsoft.decompile.decompiler`) instead of as one BDD over every atom."""
+    (:func:`hardsoft.classes.outputs.write_output`) and large unions of classes written as
+    ``⋁ (query classes ∧ outcome)`` (:meth:`pieces`) instead of as one BDD over every atom."""
+    before: LayerClasses | None = None
+    """The layer the block before read (the query classes of :attr:`parts`)."""
 
     occurring: bool = False
     """Every class is known to occur (:mod:`hardsoft.classes.reach`). Then a layer whose
@@ -130,6 +133,8 @@ class LayerClasses:
         classes decided on class sets, :class:`hardsoft.classes.boolean.Partition`)."""
         if self._partition is None:
             self._partition = Partition(len(self), self.occurring)
+            if self.parts is not None and self.before is not None:
+                self._partition.pieces = self.pieces
             if self.refines is not None:
                 self._partition.parent = self.refines[0].partition()
                 self._partition.parent_of = self.refines[1]
@@ -158,6 +163,25 @@ class LayerClasses:
             hit = self._unions[key] = u
             preds.unions.setdefault(u, ClassUnion(self.partition(), key))
         return hit
+
+    def pieces(self, preds: Predicates, members: frozenset[int]) -> list[tuple[Function, Function]]:
+        """The union of ``members`` as (union of query classes of the layer before, outcome)
+        pairs whose disjunction of conjunctions it is: query classes grouped by the outcomes
+        that lead from them into ``members``, and query classes all of whose outcomes do
+        collapsed into one union with outcome true (their outcomes cover their positions)."""
+        assert self.parts is not None and self.before is not None
+        into: dict[int, Function] = {}
+        partial: set[int] = set()
+        for k, part in enumerate(self.parts):
+            for c, outcome in part:
+                if k in members:
+                    into[c] = into.get(c, preds.false) | outcome
+                else:
+                    partial.add(c)
+        by_outcome: dict[Function, list[int]] = {}
+        for c, outcome in into.items():
+            by_outcome.setdefault(preds.true if c not in partial else outcome, []).append(c)
+        return [(self.before.union(preds, cs), o) for o, cs in by_outcome.items()]
 
     def _or(self, preds: Predicates, key: frozenset[int]) -> Function:
         return reduce(lambda a, b: a | b, (self.predicates[k] for k in sorted(key)), preds.false)
@@ -666,8 +690,8 @@ def _block(
     if machine is not None and reached is not None and not last:
         index = {(row + 0.0).tobytes(): k for k, row in enumerate(merged.vectors)}
         machine.set_classes(ell, {k: index[(row + 0.0).tobytes()] for k, row in zip(combos, out)})
-    if last:
-        merged.parts = _parts(merged.vectors, out, origins)
+    merged.parts = _parts(merged.vectors, out, origins)
+    merged.before = classes
     return merged
 
 
