@@ -121,6 +121,7 @@ def shrink_counted(formula: Formula, alphabet: tuple[str, ...], work: int | None
         return Shrunk(formula)
     if work is None:
         work = min(WORK, WORK_PER_NODE * size(formula))
+    formula = _shared(formula)
     search = _Search(alphabet, work)
     if not search.decidable(formula):
         return Shrunk(formula, checks=search.checks, work=search.done)
@@ -129,8 +130,10 @@ def shrink_counted(formula: Formula, alphabet: tuple[str, ...], work: int | None
     fresh = False  # whether ``tried`` was emptied since the last step
     while not search.spent:
         progress = False
-        for node in sorted(_formulas(current), key=size, reverse=True):
-            for repl in _replacements(node, search.parities, search.future):
+        sizes = _sizes(current)
+        rebuild = len(sizes)  # the nodes each rewrite's substitution visits
+        for node in sorted(_formulas(current), key=sizes.__getitem__, reverse=True):
+            for repl in _replacements(node, sizes, search.parities, search.future):
                 if (node, repl) in tried:
                     continue
                 if search.spent:
@@ -138,6 +141,7 @@ def shrink_counted(formula: Formula, alphabet: tuple[str, ...], work: int | None
                 tried.add((node, repl))
                 budget.check()
                 candidate = _substitute(current, node, repl)
+                search.done += rebuild
                 if search.equal(candidate, current):
                     current, steps, progress = candidate, steps + 1, True
                     search.witnesses.keep_only(current)
@@ -254,7 +258,23 @@ def _formulas(formula: Formula) -> list[Formula]:
     return [n for n in subnodes(formula) if isinstance(n, Formula) and not isinstance(n, Const)]
 
 
-def _replacements(node: Formula, parities: bool, future: bool) -> list[Formula]:
+def _sizes(formula: Formula) -> dict[Node, int]:
+    """The size of every distinct subformula of ``formula`` (one bottom-up pass)."""
+    sizes: dict[Node, int] = {}
+    for n in subnodes(formula):
+        sizes[n] = 1 + sum(sizes[c] for c in children(n))
+    return sizes
+
+
+def _size_in(sizes: dict[Node, int], node: Node) -> int:
+    """``size(node)``, reading the sizes of known subformulas from ``sizes``."""
+    known = sizes.get(node)
+    return known if known is not None else 1 + sum(_size_in(sizes, c) for c in children(node))
+
+
+def _replacements(
+    node: Formula, sizes: dict[Node, int], parities: bool, future: bool
+) -> list[Formula]:
     """``true``, ``false``, the node's children, for ``φ S ψ`` also ``P ψ`` and ``Y ψ`` (for
     ``φ U ψ``: ``F ψ``, ``X ψ``), and the position atoms: ``first``, ``!first``, ``Y first``
     (i = 2), with future operators also ``last``, ``!last``, ``X last`` (i = n - 1), and, when
@@ -273,8 +293,9 @@ def _replacements(node: Formula, parities: bool, future: bool) -> list[Formula]:
             options += [Mod(2, 0, Position()), Mod(2, 1, Position())]
     seen: set[Formula] = set()
     out = []
+    limit = sizes[node]
     for r in options:
-        if r not in seen and r != node and size(r) < size(node):
+        if r not in seen and r != node and _size_in(sizes, r) < limit:
             seen.add(r)
             out.append(r)
     return out
@@ -295,6 +316,13 @@ def _substitute(formula: Formula, old: Formula, new: Formula) -> Formula:
     out = memo[formula]
     assert isinstance(out, Formula)
     return out
+
+
+def _shared(formula: Formula) -> Formula:
+    """``formula`` with equal subtrees made one object: every dictionary the search keeps
+    (automaton states, kept values, tried rewrites) then finds a subformula by identity,
+    not by a structural comparison of its whole subtree."""
+    return rewrite(formula, lambda node: node)
 
 
 def _tidy(formula: Formula) -> Formula:

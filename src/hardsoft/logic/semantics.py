@@ -309,8 +309,11 @@ class BatchValues:
         """``node``'s value at every position, ``[B, n]`` (computed where not kept yet)."""
         memo = self._memo
         if node not in memo:
-            exact = magnitude_bound(node, self._sym.shape[1]) > INT64_MAX
-            for sub in _missing(node, memo):
+            missing = _missing(node, memo)
+            exact = any(isinstance(sub, Term) for sub in missing) and (
+                magnitude_bound(node, self._sym.shape[1]) > INT64_MAX
+            )
+            for sub in missing:
                 memo[sub] = _node_value(sub, memo, self._sym, exact)
                 self.computed += 1
         return memo[node]
