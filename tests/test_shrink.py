@@ -15,9 +15,10 @@ import pytest
 from hardsoft.decompile import shrink as shrink_mod
 from hardsoft.decompile.shrink import shrink, shrink_counted
 from hardsoft.logic import parse
+from hardsoft.logic.equivalence import equivalent
 from hardsoft.logic.random import FRAGMENT_OPERATORS, random_formula
 from hardsoft.logic.semantics import evaluate
-from hardsoft.logic.syntax import Formula, size
+from hardsoft.logic.syntax import Formula, Mod, size
 from hardsoft.logic.twoway import equivalent_everywhere
 
 AB = ("a", "b")
@@ -207,3 +208,43 @@ def test_words_refute_only_what_the_automaton_would(
         assert g.checks + g.refuted == p.checks and p.refuted == 0
     assert sum(g.refuted for g in guided) > sum(g.checks for g in guided)
     assert sum(g.work for g in guided) < sum(p.work for p in plain)
+
+
+_TRAINED = (  # a hardened 2-layer recognizer of contains-ab (decompile-trained, full plan)
+    "'b' & (MOD(2, 1)(i) & (P ('a' & MOD(2, 1)(i)) | P ('a' & MOD(2, 0)(i))) | MOD(2, 0)(i)"
+    " & (!P (MOD(2, 1)(i) & ('b' & (P ('a' & MOD(2, 1)(i)) | P ('a' & MOD(2, 0)(i)))) | 'a'"
+    " & MOD(2, 0)(i) & !P ('a' & MOD(2, 1)(i))) & !P ('b' & MOD(2, 1)(i)) | P ('b' & MOD(2,"
+    " 1)(i) & P ('a' & MOD(2, 1)(i)))) | !P (MOD(2, 1)(i) & ('b' & (P ('a' & MOD(2, 1)(i)) "
+    "| P ('a' & MOD(2, 0)(i))))) & P ('a' & MOD(2, 0)(i) & !P ('a' & MOD(2, 1)(i))) & P "
+    "('b' & MOD(2, 1)(i))) | 'a' & (MOD(2, 1)(i) & (P ('b' & MOD(2, 1)(i) & P ('a' & MOD(2,"
+    " 1)(i))) | !P (MOD(2, 1)(i) & ('b' & (P ('a' & MOD(2, 1)(i)) | P ('a' & MOD(2, "
+    "0)(i))))) & P ('b' & MOD(2, 0)(i) & !P ('b' & MOD(2, 1)(i)))) | !P (MOD(2, 1)(i) & "
+    "('b' & (P ('a' & MOD(2, 1)(i)) | P ('a' & MOD(2, 0)(i))))) & P ('b' & MOD(2, 0)(i) & "
+    "!P ('b' & MOD(2, 1)(i))) & P ('a' & MOD(2, 1)(i)) | P ('b' & MOD(2, 1)(i) & !P ('a' & "
+    "MOD(2, 1)(i)) & P ('a' & MOD(2, 0)(i)))) | P ('b' & MOD(2, 1)(i) & !P ('a' & MOD(2, "
+    "1)(i)) & P ('a' & MOD(2, 0)(i))) & MOD(2, 0)(i) | P ('b' & MOD(2, 1)(i) & P ('a' & "
+    "MOD(2, 1)(i))) & P ('a' & MOD(2, 1)(i))"
+)
+
+
+def test_a_shrink_the_bound_does_not_end_is_a_local_minimum() -> None:
+    """When the work bound does not end it, no rewrite the search tries (every node, every
+    replacement) of the final formula is equal to it: rewrites refused before a later step
+    are tried again in the changed formula (without that, the trained recognizer's formula
+    stopped at 61 nodes, and a rewrite of it was equal)."""
+    rng = random.Random(23)
+    formulas = [random_formula(rng, AB, 4, FRAGMENT_OPERATORS["past LTL"]) for _ in range(12)]
+    formulas.append(parse(_TRAINED, AB))
+    checked = 0
+    for f in formulas:
+        result = shrink_counted(f, AB, work=10**9)
+        assert not result.exhausted
+        g = shrink_mod._shared(result.formula)
+        sizes = shrink_mod._sizes(g)
+        parities = any(isinstance(n, Mod) and n.modulus % 2 == 0 for n in sizes)
+        for node in shrink_mod._formulas(g):
+            for repl in shrink_mod._replacements(node, sizes, parities, False):
+                candidate = shrink_mod._substitute(g, node, repl)
+                assert not equivalent(candidate, g, AB).equal, (g, node, repl)
+                checked += 1
+    assert checked > 50
