@@ -2,6 +2,7 @@
 (issue #30, "Trained models"), side by side with an older checkout.
 
     python benchmarks/decompile_trained.py [--baseline SRC] [--out FILE] [--keep DIR]
+    python benchmarks/decompile_trained.py --reuse DIR [--out FILE]
 
 Runs ``hardsoft reproduce --full --only decompile-trained --force`` in a fresh folder for this
 checkout and (``--baseline SRC``: the ``src/`` of an older checkout, e.g. from ``git
@@ -12,7 +13,8 @@ layer, decompile seconds (the proved shrinking's share), formula size as first w
 after the BDD simplification → after the proved shrinking, the task's formula size and the
 ratio, whether the formula was proved equal to the task at every length, and the shrinking's
 counted work (automaton searches + rewrites refuted on kept words). Writes Markdown to stdout
-(and to --out).
+(and to --out). ``--reuse DIR`` writes the tables from the run folders kept by ``--keep DIR``
+without running anything (wall time then from each record's ``duration_s``, no CPU time).
 """
 
 from __future__ import annotations
@@ -122,6 +124,14 @@ def table(record: dict, baseline: dict | None) -> list[str]:
     return lines
 
 
+def shrinking(record: dict) -> str:
+    """The proved shrinking over all models: seconds and counted work."""
+    done = [c["decompile"].get("shrink") or {} for c in record["cells"]]
+    seconds = sum(d.get("seconds", 0.0) for d in done)
+    work = sum(d.get("work", 0) for d in done)
+    return f"shrinking {seconds:.1f} s, {work:,} units of counted work in all"
+
+
 def within(record: dict) -> str:
     cells = record["cells"]
     proved = [c["decompile"] for c in cells if c["decompile"].get("equal_at_every_length")]
@@ -134,30 +144,51 @@ def within(record: dict) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--baseline", default=None, help="src/ of the checkout to compare")
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--keep", type=Path, default=None, help="keep the run folders here")
-    args = parser.parse_args()
+def _run_both(
+    baseline: str | None, keep: Path | None
+) -> tuple[dict[str, tuple[float, float | None]], dict[str, dict], str]:
+    """Both runs at once: (wall, CPU) seconds and the stored record of each, and the load."""
     here = str(Path(__file__).resolve().parents[1] / "src")
-    env = environment("cpu")
-    runs = {"this checkout": here} | ({"baseline": args.baseline} if args.baseline else {})
+    runs = {"this checkout": here} | ({"baseline": baseline} if baseline else {})
     tmp = Path(tempfile.mkdtemp(prefix="decompile-trained-"))
     load = _Load()
     procs = {k: _reproduce(src, tmp / k.replace(" ", "_")) for k, src in runs.items()}
-    times, records = {}, {}
+    times: dict[str, tuple[float, float | None]] = {}
+    records = {}
     for k, proc in procs.items():
         _, err = proc.communicate()
         line = [x for x in err.decode().splitlines() if x.startswith("TIMES")]
         if not line:
             raise SystemExit(f"error: the {k} run failed:\n{err.decode()[-2000:]}")
-        times[k] = [float(x) for x in line[-1].split()[1:]]
+        wall, cpu = (float(x) for x in line[-1].split()[1:])
+        times[k] = (wall, cpu)
         records[k] = _record(tmp / k.replace(" ", "_"))
     loads = load.stop()
-    if args.keep:
-        shutil.copytree(tmp, args.keep, dirs_exist_ok=True)
+    if keep:
+        shutil.copytree(tmp, keep, dirs_exist_ok=True)
     shutil.rmtree(tmp)
+    return times, records, loads
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--baseline", default=None, help="src/ of the checkout to compare")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--keep", type=Path, default=None, help="keep the run folders here")
+    parser.add_argument("--reuse", type=Path, default=None, help="tables from kept folders")
+    parser.add_argument("--baseline-commit", default="?", help="named when its src has no git")
+    args = parser.parse_args()
+    env = environment("cpu")
+    if args.reuse:
+        records = {
+            k: _record(args.reuse / k.replace(" ", "_"))
+            for k in ("this checkout", "baseline")
+            if (args.reuse / k.replace(" ", "_") / "results.sqlite").exists()
+        }
+        times = {k: (r["duration_s"], None) for k, r in records.items()}
+        loads = "not sampled (tables written from kept run folders)"
+    else:
+        times, records, loads = _run_both(args.baseline, args.keep)
     mine = records["this checkout"]
     base = records.get("baseline")
     lines = [
@@ -172,13 +203,14 @@ def main() -> None:
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {k} | {records[k].get('git_commit')} | v{records[k].get('version')} "
-        f"| {w / 60:.1f} min | {c / 60:.1f} min |"
+        f"| {k} | {records[k].get('git_commit') or args.baseline_commit} "
+        f"| v{records[k].get('version')} "
+        f"| {w / 60:.1f} min | {'-' if c is None else f'{c / 60:.1f} min'} |"
         for k, (w, c) in times.items()
     ]
-    lines += ["", f"This checkout: {within(mine)}."]
+    lines += ["", f"This checkout: {within(mine['metrics'])}; {shrinking(mine['metrics'])}."]
     if base is not None:
-        lines += [f"Baseline: {within(base)}."]
+        lines += [f"Baseline: {within(base['metrics'])}; {shrinking(base['metrics'])}."]
     lines += ["", "Summary (the experiment's own): " + mine["summary"], ""]
     lines += table(mine["metrics"], None if base is None else base["metrics"])
     text = "\n".join(lines) + "\n"
