@@ -15,9 +15,10 @@ import pytest
 from hardsoft.decompile import shrink as shrink_mod
 from hardsoft.decompile.shrink import shrink, shrink_counted
 from hardsoft.logic import parse
+from hardsoft.logic.equivalence import equivalent
 from hardsoft.logic.random import FRAGMENT_OPERATORS, random_formula
 from hardsoft.logic.semantics import evaluate
-from hardsoft.logic.syntax import Formula, size
+from hardsoft.logic.syntax import Formula, Mod, size
 from hardsoft.logic.twoway import equivalent_everywhere
 
 AB = ("a", "b")
@@ -157,3 +158,93 @@ def test_decompile_does_not_depend_on_the_hash_seed() -> None:
         for seed in ("1", "2")
     ]
     assert outs[0] == outs[1] and "formula" in outs[0]
+
+
+def test_batch_values_match_the_evaluator_and_compute_only_new_nodes() -> None:
+    """Kept values equal the evaluator's; a rewrite of a kept formula computes its new
+    nodes only (the walk stops at kept subformulas)."""
+    from hardsoft.logic.semantics import BatchValues
+    from hardsoft.logic.syntax import subnodes
+
+    rng = random.Random(5)
+    words = ["".join(t) for t in itertools.product(AB, repeat=5)]
+    for _ in range(20):
+        f = random_formula(rng, AB, 4, FRAGMENT_OPERATORS["LTL"])
+        batch = BatchValues(words, AB)
+        assert np.array_equal(batch.value(f), evaluate(f, words, AB))
+        assert batch.computed == len(subnodes(f))
+    f = parse("P ('b' & Y 'a') | 'a' S 'b'", AB)
+    batch = BatchValues(words, AB)
+    batch.value(f)
+    before = batch.computed
+    g = parse("P ('b' & Y 'a') | 'b'", AB)  # one new node: the new root
+    assert np.array_equal(batch.value(g), evaluate(g, words, AB))
+    assert batch.computed - before == 1
+    batch.keep_only(subnodes(g))
+    assert np.array_equal(batch.value(f), evaluate(f, words, AB))
+
+
+@pytest.mark.parametrize("fragment", ["past LTL", "LTL"])
+def test_words_refute_only_what_the_automaton_would(
+    fragment: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refuting rewrites on the words earlier searches found is sound and changes no
+    decision: with and without it, every formula shrinks by the same steps to the same
+    formula; with it, most rewrites need no automaton and the counted work is smaller."""
+    rng = random.Random(17)
+    ops = FRAGMENT_OPERATORS[fragment]
+    formulas = [random_formula(rng, AB, 4, ops) for _ in range(15)]
+    one_star = (
+        "'1' & (!P '0' & (MOD(2, 0)(i) & P ('1' & MOD(2, 1)(i)) "
+        "| MOD(2, 1)(i) & P ('1' & MOD(2, 0)(i)) | first))"
+    )
+    formulas.append(parse(one_star, ("0", "1")))
+    alphabets = [AB] * 15 + [("0", "1")]
+    guided = [shrink_counted(f, a, work=10**9) for f, a in zip(formulas, alphabets)]
+    monkeypatch.setattr(shrink_mod._Witnesses, "refutes", lambda self, f, g: (False, 0))
+    plain = [shrink_counted(f, a, work=10**9) for f, a in zip(formulas, alphabets)]
+    for g, p in zip(guided, plain):
+        assert (g.formula, g.steps) == (p.formula, p.steps)
+        assert g.checks + g.refuted == p.checks and p.refuted == 0
+    assert sum(g.refuted for g in guided) > sum(g.checks for g in guided)
+    assert sum(g.work for g in guided) < sum(p.work for p in plain)
+
+
+_TRAINED = (  # a hardened 2-layer recognizer of contains-ab (decompile-trained, full plan)
+    "'b' & (MOD(2, 1)(i) & (P ('a' & MOD(2, 1)(i)) | P ('a' & MOD(2, 0)(i))) | MOD(2, 0)(i)"
+    " & (!P (MOD(2, 1)(i) & ('b' & (P ('a' & MOD(2, 1)(i)) | P ('a' & MOD(2, 0)(i)))) | 'a'"
+    " & MOD(2, 0)(i) & !P ('a' & MOD(2, 1)(i))) & !P ('b' & MOD(2, 1)(i)) | P ('b' & MOD(2,"
+    " 1)(i) & P ('a' & MOD(2, 1)(i)))) | !P (MOD(2, 1)(i) & ('b' & (P ('a' & MOD(2, 1)(i)) "
+    "| P ('a' & MOD(2, 0)(i))))) & P ('a' & MOD(2, 0)(i) & !P ('a' & MOD(2, 1)(i))) & P "
+    "('b' & MOD(2, 1)(i))) | 'a' & (MOD(2, 1)(i) & (P ('b' & MOD(2, 1)(i) & P ('a' & MOD(2,"
+    " 1)(i))) | !P (MOD(2, 1)(i) & ('b' & (P ('a' & MOD(2, 1)(i)) | P ('a' & MOD(2, "
+    "0)(i))))) & P ('b' & MOD(2, 0)(i) & !P ('b' & MOD(2, 1)(i)))) | !P (MOD(2, 1)(i) & "
+    "('b' & (P ('a' & MOD(2, 1)(i)) | P ('a' & MOD(2, 0)(i))))) & P ('b' & MOD(2, 0)(i) & "
+    "!P ('b' & MOD(2, 1)(i))) & P ('a' & MOD(2, 1)(i)) | P ('b' & MOD(2, 1)(i) & !P ('a' & "
+    "MOD(2, 1)(i)) & P ('a' & MOD(2, 0)(i)))) | P ('b' & MOD(2, 1)(i) & !P ('a' & MOD(2, "
+    "1)(i)) & P ('a' & MOD(2, 0)(i))) & MOD(2, 0)(i) | P ('b' & MOD(2, 1)(i) & P ('a' & "
+    "MOD(2, 1)(i))) & P ('a' & MOD(2, 1)(i))"
+)
+
+
+def test_a_shrink_the_bound_does_not_end_is_a_local_minimum() -> None:
+    """When the work bound does not end it, no rewrite the search tries (every node, every
+    replacement) of the final formula is equal to it: rewrites refused before a later step
+    are tried again in the changed formula (without that, the trained recognizer's formula
+    stopped at 61 nodes, and a rewrite of it was equal)."""
+    rng = random.Random(23)
+    formulas = [random_formula(rng, AB, 4, FRAGMENT_OPERATORS["past LTL"]) for _ in range(12)]
+    formulas.append(parse(_TRAINED, AB))
+    checked = 0
+    for f in formulas:
+        result = shrink_counted(f, AB, work=10**9)
+        assert not result.exhausted
+        g = shrink_mod._shared(result.formula)
+        sizes = shrink_mod._sizes(g)
+        parities = any(isinstance(n, Mod) and n.modulus % 2 == 0 for n in sizes)
+        for node in shrink_mod._formulas(g):
+            for repl in shrink_mod._replacements(node, sizes, parities, False):
+                candidate = shrink_mod._substitute(g, node, repl)
+                assert not equivalent(candidate, g, AB).equal, (g, node, repl)
+                checked += 1
+    assert checked > 50

@@ -44,7 +44,7 @@ from hardsoft.logic import parse  # noqa: E402
 from hardsoft.logic.semantics import accepts_batch, evaluate  # noqa: E402
 from hardsoft.logic.syntax import Formula, shared_size, size, to_text  # noqa: E402
 
-VERSION = "7"
+VERSION = "8"
 
 # The task's own formulas (hardsoft syntax; read at the last position). Dyck-1 of depth <= 2:
 # the word starts with "(" and ends with ")", and its doubled letters alternate "((", "))", ...

@@ -47,6 +47,7 @@ from hardsoft.logic.syntax import (
     Sym,
     Term,
     Until,
+    children,
     subnodes,
 )
 
@@ -58,6 +59,7 @@ __all__ = [
     "values",
     "accepts",
     "accepts_batch",
+    "BatchValues",
 ]
 
 
@@ -267,6 +269,60 @@ def evaluate_all(
     for sub in subnodes(node):
         memo[sub] = _node_value(sub, memo, sym, exact)
     return memo
+
+
+def _missing(node: Node, memo: dict[Node, np.ndarray]) -> list[Node]:
+    """The sub-nodes of ``node`` not in ``memo``, children first (the walk stops at kept
+    nodes, so a rewrite of a large formula costs its new nodes only)."""
+    order: list[Node] = []
+    seen: set[Node] = set()
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        item, expanded = stack.pop()
+        if expanded:
+            order.append(item)
+        elif item not in memo and item not in seen:
+            seen.add(item)
+            stack.append((item, True))
+            stack.extend((c, False) for c in children(item) if c not in memo and c not in seen)
+    return order
+
+
+class BatchValues:
+    """The value of every node asked for on one fixed batch of equal-length words, each node
+    computed once and kept. Many formulas that share subformulas (a formula and its rewrites,
+    as :mod:`hardsoft.decompile.shrink` tries them) then cost only their new nodes.
+    ``computed`` counts the node values computed so far (each one ``[B, n]`` array)."""
+
+    def __init__(self, words: Sequence[str] | np.ndarray, alphabet: Iterable[str] | None) -> None:
+        self._sym = _Input(words, alphabet)
+        self._memo: dict[Node, np.ndarray] = {}
+        self.computed = 0
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(B, n)``: words and their length."""
+        batch, n = self._sym.shape
+        return batch, n
+
+    def value(self, node: Node) -> np.ndarray:
+        """``node``'s value at every position, ``[B, n]`` (computed where not kept yet)."""
+        memo = self._memo
+        if node not in memo:
+            missing = _missing(node, memo)
+            exact = any(isinstance(sub, Term) for sub in missing) and (
+                magnitude_bound(node, self._sym.shape[1]) > INT64_MAX
+            )
+            for sub in missing:
+                memo[sub] = _node_value(sub, memo, self._sym, exact)
+                self.computed += 1
+        return memo[node]
+
+    def keep_only(self, nodes: Iterable[Node]) -> None:
+        """Forget every kept value but those of ``nodes`` (bounds the memory over many
+        formulas)."""
+        wanted = set(nodes)
+        self._memo = {k: v for k, v in self._memo.items() if k in wanted}
 
 
 def evaluate(
