@@ -158,6 +158,28 @@ def test_outputs_written_per_query_class_are_exact(monkeypatch) -> None:
         assert (evaluate(d.formulas[0], ws, alphabet) == evaluate(whole, ws, alphabet)).all()
 
 
+@pytest.mark.parametrize("mask", ["strict-future", "past"])
+def test_large_unions_written_in_pieces_are_exact(monkeypatch, mask: str) -> None:
+    """Forced to write every union of classes in pieces (query classes of the layer before
+    and outcomes), unrefined, a three-layer model's output still equals the model on its
+    check and the formula written as one cover on every word to n = 8."""
+    import hardsoft.classes.boolean as boolean
+
+    m = random_model(weighting="rightmost", mask=mask, layers=3, heads=2, d_model=16,
+                     alphabet="01", position_features=("1",), seed=5)  # fmt: skip
+    whole = decompile(m, verify_n=0, random_words=0)
+    assert whole.table.preds.pieces_written == 0
+    monkeypatch.setattr(boolean, "PIECES_NODES", 0)
+    d = decompile(m, verify_n=8, random_words=40, random_max_n=300)
+    assert d.table.preds.pieces_written > 0
+    assert d.verified["mismatches"] == 0 and d.verified["positions"] > 0
+    alphabet = ("0", "1")
+    for n in range(1, 9):
+        ws = ["".join(t) for t in itertools.product(alphabet, repeat=n)]
+        got = evaluate(d.formulas[0], ws, alphabet)
+        assert (got == evaluate(whole.formulas[0], ws, alphabet)).all()
+
+
 def test_shrink_proves_each_step() -> None:
     """A hardened 1* recognizer's formula shrinks to the task's; the result agrees with the
     original on every word to n = 9 by the evaluator (not the automaton that chose the steps).

@@ -108,6 +108,7 @@ class Predicates:
         self._related: set[tuple[str, str]] = set()
         self.unions: dict[Function, ClassUnion] = {}
         self.pieces_written = 0
+        self._expanding: set[Function] = set()
         self.refine = True
         """Whether printed covers are refined (:meth:`_cover`); the writer of a large output
         turns it off (most of its time went into refining thousands of covers)."""
@@ -511,12 +512,14 @@ class Predicates:
         hit = memo.get(u)
         if hit is not None:
             return hit
-        pieces = self._pieces(u)
+        pieces = self._pieces(u) if u not in self._expanding else None
         if pieces is not None:
+            self._expanding.add(u)  # a piece may be the same BDD (a union of the layer before)
             whole = _disjoin(
                 _conjoin([self._render(a, memo, atoms), self._render(b, memo, atoms)])
                 for a, b in pieces
             )
+            self._expanding.discard(u)
             self.pieces_written += 1
             memo[u] = whole
             return whole

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import copy
 import math
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import reduce
@@ -134,7 +135,7 @@ class LayerClasses:
         if self._partition is None:
             self._partition = Partition(len(self), self.occurring)
             if self.parts is not None and self.before is not None:
-                self._partition.pieces = self.pieces
+                self._partition.pieces = _weak_pieces(self)
             if self.refines is not None:
                 self._partition.parent = self.refines[0].partition()
                 self._partition.parent_of = self.refines[1]
@@ -594,6 +595,22 @@ def head_outcomes(
                 add(table.outputs[ks[0]], pred)
         above.extend(members)
     return out
+
+
+def _weak_pieces(
+    layer: LayerClasses,
+) -> Callable[[Predicates, frozenset[int]], list[tuple[Function, Function]]]:
+    """``layer.pieces`` through a weak reference: a layer holding its partition holding the
+    layer would be a cycle of BDD nodes, freed after the BDD manager at exit (CUDD then
+    complains on stderr)."""
+    ref = weakref.ref(layer)
+
+    def pieces(preds: Predicates, members: frozenset[int]) -> list[tuple[Function, Function]]:
+        owner = ref()
+        assert owner is not None, "a partition outlived its layer"
+        return owner.pieces(preds, members)
+
+    return pieces
 
 
 class _GrowingUnion:
