@@ -14,7 +14,8 @@ decompilation (class propagation and the formulas) and the check are timed apart
 (``Decompiled.timings``). A refusal by the up-front estimate is timed the same way (the time
 to the refusal, without the imports). A run stopped by its budget reports when it stopped
 (``--rows budget`` runs a slow model, 3 x 3 over abc, under budgets of 0.5-20 s to measure
-the overshoot).
+the overshoot; ``--rows large`` the larger models beside it: 3 x 3 over abc at seeds 0-2,
+3 x 4 over abc, 3 x 2 over abcd).
 Writes Markdown to stdout (and to --out).
 """
 
@@ -36,6 +37,7 @@ WEIGHTINGS = ("rightmost", "leftmost")
 GRID = [(layers, heads, alphabet) for alphabet in ("01", "abc", "abcd")
         for layers, heads in ((1, 4), (2, 2), (3, 2), (2, 4), (3, 4))]  # fmt: skip
 BUDGETS = (0.5, 2.0, 5.0, 20.0)
+LARGE = [(3, 3, "abc", 0), (3, 3, "abc", 1), (3, 3, "abc", 2), (3, 4, "abc", 5), (3, 2, "abcd", 5)]
 
 _RUN = r"""
 import json, sys, time
@@ -101,6 +103,8 @@ def _groups(kind: str, seeds: list[int], seed: int) -> list[list[Config]]:
         return [[(l, h, a, "strict-future", "rightmost", seed)] for l, h, a in ISSUE]
     if kind == "grid":
         return [[(l, h, a, "strict-future", "rightmost", seed)] for l, h, a in GRID]
+    if kind == "large":
+        return [[(l, h, a, "strict-future", "rightmost", s)] for l, h, a, s in LARGE]
     if kind == "budget":
         return [[(3, 3, "abc", "strict-future", "rightmost", seed)] for _ in BUDGETS]
     return [
@@ -117,7 +121,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--seeds", default="0,1,2,5", help="seeds of the masks grid")
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--rows", choices=("issue", "masks", "grid", "budget"), default="issue")
+    parser.add_argument("--rows", choices=("issue", "masks", "grid", "budget", "large"), default="issue")
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parents[1] / "src")
     cols = ["model (layers x heads, alphabet)", "this checkout"]
