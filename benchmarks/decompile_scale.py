@@ -121,7 +121,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--seeds", default="0,1,2,5", help="seeds of the masks grid")
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--rows", choices=("issue", "masks", "grid", "budget", "large"), default="issue")
+    parser.add_argument(
+        "--rows", choices=("issue", "masks", "grid", "budget", "large"), default="issue"
+    )
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parents[1] / "src")
     cols = ["model (layers x heads, alphabet)", "this checkout"]
