@@ -53,7 +53,6 @@ def write_output(table: ClassTable, bits: np.ndarray) -> Written:
     """The formula of the output that is true on the final classes where ``bits`` is."""
     p = table.preds
     p.keep_order()
-    p.refine = True
     final = table.layers[-1]
     chosen = [final.predicates[k] for k in np.flatnonzero(bits)]
     whole = _bounded_or(p, chosen)
@@ -96,7 +95,16 @@ def _per_query_class(table: ClassTable, bits: np.ndarray) -> Written:
         for c, outcome in part:
             side[c] = side.get(c, p.false) | outcome
     sides = [_terms(p, before, mine, other) for mine, other in ((yes, no), (no, yes))]
-    p.refine = not any(p.in_pieces(u) for terms in sides for u, _ in terms)
+    large = any(p.in_pieces(u) for terms in sides for u, _ in terms)
+    p.refine = not large  # refining the covers of a large output took most of its time
+    try:
+        return _render_sides(p, sides)
+    finally:
+        p.refine = True
+
+
+def _render_sides(p: Predicates, sides: list[list[tuple[Function, Function]]]) -> Written:
+    """The shorter of the two sides written out (the second negated)."""
     memo: dict[object, Formula] = {}
     atoms: dict[str, Formula] = {}
     best: Formula | None = None
