@@ -54,14 +54,16 @@ def test_lift_maps_a_union_to_the_classes_inside_it() -> None:
 @pytest.mark.parametrize("seed", [0, 5])
 def test_each_class_lies_inside_its_parent_at_every_position(mask: str, seed: int) -> None:
     table = propagate(_model(mask, seed))
-    refined = [ell for ell in range(1, len(table.layers)) if table.layers[ell].refines]
+    refined = [ell for ell in range(1, len(table.layers)) if table.layers[ell].parent_of()]
     assert refined, "no layer refines the one before"
     for n in range(1, 8):
         words = ["".join(w) for w in itertools.product("01", repeat=n)]
         at = _class_at(table, words)
         for ell in refined:
-            before, parent_of = table.layers[ell].refines  # type: ignore[misc]
-            assert before is table.layers[ell - 1]
+            layer = table.layers[ell]
+            parent_of = layer.parent_of()
+            assert parent_of is not None and layer.before is table.layers[ell - 1]
+            assert layer.partition().parent is layer.before.partition()
             assert all(parent_of[k] == c for k, c in zip(at[ell], at[ell - 1]))
 
 

@@ -109,6 +109,7 @@ def _render_sides(p: Predicates, sides: list[list[tuple[Function, Function]]]) -
     atoms: dict[str, Formula] = {}
     best: Formula | None = None
     first: int | None = None
+    pieces_before = p.pieces_written
     for negate, terms in enumerate(sides):
         formula = _or_all(
             [_and(p.render_with(u, memo, atoms), p.render_with(g, memo, atoms)) for u, g in terms]
@@ -117,7 +118,8 @@ def _render_sides(p: Predicates, sides: list[list[tuple[Function, Function]]]) -
             formula = Const(True) if formula == Const(False) else Not(formula)
         if best is None or size(formula) < size(best):
             best = formula
-            first = None if p.pieces_written else _first_size(p, terms) + negate
+            large = p.pieces_written > pieces_before
+            first = None if large else _first_size(p, terms) + negate
     assert best is not None
     return Written(best, first, "per query class")
 

@@ -122,10 +122,6 @@ class LayerClasses:
     over every atom of a large layer is the costliest BDD of the run, and the printed
     formulas re-simplify every atom anyway."""
 
-    refines: tuple[LayerClasses, tuple[int, ...]] | None = None
-    """The layer before and, per class, the one query class whose positions contain it (None
-    where a class merges positions of two query classes)."""
-
     _unions: dict[frozenset[int], Function] = field(default_factory=dict, repr=False)
     _partition: Partition | None = field(default=None, repr=False)
 
@@ -136,10 +132,21 @@ class LayerClasses:
             self._partition = Partition(len(self), self.occurring)
             if self.parts is not None and self.before is not None:
                 self._partition.pieces = _weak_pieces(self)
-            if self.refines is not None:
-                self._partition.parent = self.refines[0].partition()
-                self._partition.parent_of = self.refines[1]
+            parent_of = self.parent_of()
+            if parent_of is not None and self.before is not None:
+                self._partition.parent = self.before.partition()
+                self._partition.parent_of = parent_of
         return self._partition
+
+    def parent_of(self) -> tuple[int, ...] | None:
+        """Per class, the one query class of the layer before whose positions contain it
+        (read from :attr:`parts`); None where a class merges positions of two query classes."""
+        if self.parts is None:
+            return None
+        parents = [{c for c, _ in part} for part in self.parts]
+        if any(len(cs) != 1 for cs in parents):
+            return None
+        return tuple(cs.pop() for cs in parents)
 
     def union(
         self, preds: Predicates, members: Iterable[int], raw: Callable[[], Function] | None = None
@@ -703,7 +710,6 @@ def _block(
     if out is None:
         return LayerClasses(np.zeros((0, classes.vectors.shape[1])), [])
     merged = _merge(out, predicates, p, final=last, prune=reached is None)
-    merged.refines = _refines(classes, merged.vectors, out, [c for c, _ in origins])
     if machine is not None and reached is not None and not last:
         index = {(row + 0.0).tobytes(): k for k, row in enumerate(merged.vectors)}
         machine.set_classes(ell, {k: index[(row + 0.0).tobytes()] for k, row in zip(combos, out)})
@@ -728,21 +734,6 @@ def _reached(
 
 def _tiers(reached: reach.Reached | None, h: int, c: int) -> Reached | None:
     return None if reached is None else reached.tiers.get((h, c), set())
-
-
-def _refines(
-    before: LayerClasses, kept: np.ndarray, candidates: np.ndarray, query: list[int]
-) -> tuple[LayerClasses, tuple[int, ...]] | None:
-    """``before`` and each kept class's query class, if every kept class comes from one."""
-    index = {(row + 0.0).tobytes(): k for k, row in enumerate(kept)}
-    parent: dict[int, int] = {}
-    for row, c in zip(candidates, query):
-        k = index.get((row + 0.0).tobytes())
-        if k is not None and parent.setdefault(k, c) != c:
-            return None
-    if len(parent) != len(kept):
-        return None
-    return before, tuple(parent[k] for k in range(len(kept)))
 
 
 def _parts(
