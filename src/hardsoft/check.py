@@ -167,7 +167,9 @@ def check_model(
     ``|output − reference|`` over 0/1 references: 0 means exactly 0/1 everywhere),
     ``first_mismatch`` (``{"word", "n", "position", "expected", "got", "output"}`` or None),
     ``readout`` (how a 0/1 reference is read: the model's declared acceptance rule,
-    :func:`hardsoft.model.readout.acceptance_of`, applied at every position), ``by_length``
+    :func:`hardsoft.model.readout.acceptance_of`, applied at every position), ``positions``
+    (``last`` when that readout is declared for the last position only: then only the last
+    position of each word is compared), ``by_length``
     (per checked length: ``strings``, ``strings_right``, ``positions``, ``positions_right``),
     ``attention_paths`` (per length, the attention path of each head: dense, chunked or a fast
     path of :mod:`hardsoft.model.fastpath`) and ``seconds``.

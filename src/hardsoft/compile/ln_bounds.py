@@ -249,8 +249,13 @@ def float_limits(shape_list: list[Shape]) -> dict[str, Any]:
 def eps_effect(shape_list: list[Shape], eps: float) -> dict[str, Any]:
     """What a layer norm with this ε does: the n from which the margin is below ¼ (between
     the two bounds), and the largest n at which every comparison is still proven right."""
-    if not shape_list:
-        return {"eps": eps, "margin_below_quarter_from_n": None, "exact_up_to_n": None}
+    if not shape_list:  # no layer norm at all: the embedding is read directly
+        return {
+            "eps": eps,
+            "margin_at_least_quarter_up_to_n": None,
+            "margin_below_quarter_from_n": None,
+            "exact_up_to_n": None,
+        }
     below_lo = largest_n(lambda n: margin_bounds(shape_list, n, eps)[0] >= 0.25)
     above_hi = largest_n(lambda n: margin_bounds(shape_list, n, eps)[1] >= 0.25)
     exact = largest_n(lambda n: eps_exact(shape_list, n, eps))
