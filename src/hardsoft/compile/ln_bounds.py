@@ -93,7 +93,7 @@ def _compare(x: Any) -> Compare:
     )
 
 
-def _write_error(neurons: list[Any], names: set[str]) -> float:
+def write_error(neurons: list[Any], names: set[str]) -> float:
     """The first-order rounding bound (per u, in units of one) of every coordinate in
     ``names`` written by these neurons: inputs are at most 1 in units of one after the layer
     norm, so a pre-activation of T terms is off by ≤ T·Σ|w_in|, and the output sum of H terms
@@ -133,7 +133,7 @@ def shapes(ln: LNModel) -> list[Shape]:
                 counts=len(layer.counts),
                 after=len(ln.plan.live[k]),
                 width=d,
-                error=_write_error(layer.craft.neurons, written),
+                error=write_error(layer.craft.neurons, written),
                 comparisons=comps,
             )
         )

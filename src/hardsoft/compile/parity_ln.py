@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hardsoft.compile.bounds import UNIT_ROUNDOFF
-from hardsoft.compile.ln_bounds import EPS_SHOWN, _write_error, largest_n
+from hardsoft.compile.ln_bounds import EPS_SHOWN, largest_n, write_error
 from hardsoft.craft import (
     AttentionHead,
     CraftLayer,
@@ -214,7 +214,7 @@ def certificate(model: Transformer, layers: list[CraftLayer]) -> dict[str, Any]:
     """The certificate: what the model is, its margin as a function of n, where float
     rounding stops it, and what ε > 0 does (the sign stays right, the margin collapses)."""
     d = model.spec.d_model
-    error = _write_error(layers[0].neurons, {"v"})
+    error = write_error(layers[0].neurons, {"v"})
     heads = [
         {"layer": 0, "head": 0, "gadget": "count", "weighting": "softmax", "mask": "none",
          "theorem": LABEL, "error_bound": 0.0},
