@@ -78,11 +78,20 @@ FRAGMENT = (
 )
 
 
-def _outside(what: str) -> HardsoftError:
+SHIFT_WHY = (
+    "with τ = 1 and bounded scores a head puts weight Θ(1/i) on every earlier position (Hahn "
+    "(2020) Lemma 5's bound), and no layer-norm construction for it is known to us"
+)
+MOD_WHY = (
+    "no future-masked layer-norm construction for it is known to us (Chiang & Cholak's PARITY "
+    "decides the whole word in an unmasked encoder: hardsoft program parity --target soft-ln)"
+)
+CAUSAL_WHY = "soft-ln models are future-masked, so they read the prefix only"
+
+
+def _outside(what: str, why: str) -> HardsoftError:
     return HardsoftError(
-        f"--target soft-ln compiles {FRAGMENT}; {what} is outside it: with τ = 1 and bounded "
-        "scores a head puts weight Θ(1/i) on every earlier position (Hahn (2020) Lemma 5's "
-        "bound), and no layer-norm construction for it is known to us; use --target "
+        f"--target soft-ln compiles {FRAGMENT}; {what} is outside it: {why}; use --target "
         "soft-temperature or soft-pe"
     )
 
@@ -90,7 +99,7 @@ def _outside(what: str) -> HardsoftError:
 # ------------------------------------------------------------------ the fragment
 def _past(c: Count) -> Count:
     if c.direction != "pre":
-        raise _outside("a suffix count #>[φ] (or n)")
+        raise _outside("a suffix count #>[φ] (or n)", CAUSAL_WHY)
     return c
 
 
@@ -103,14 +112,17 @@ def _rewrite(x: BNode, memo: dict[BNode, BNode]) -> BNode:
         out = x
     elif isinstance(x, BFeat):
         if x.feature != "[i=1]" and not x.feature.startswith("[i mod "):
-            raise _outside(f"the position feature {x.feature} (last, or n)")
+            raise _outside(f"the position feature {x.feature} (last, or n)", CAUSAL_WHY)
         out = x
     elif isinstance(x, BNot):
         out = mk_not(_rewrite(x.arg, memo))
     elif isinstance(x, BAnd):
         out = mk_and(*(_rewrite(a, memo) for a in x.args))
     elif isinstance(x, BGeq):
-        terms = {count("pre", _rewrite(_past(c).arg, memo)): k for c, k in x.term.counts}
+        terms: dict[Count, int] = {}
+        for c, k in x.term.counts:
+            key = count("pre", _rewrite(_past(c).arg, memo))
+            terms[key] = terms.get(key, 0) + k
         out = mk_geq(Lin.make(terms, x.term.pos, x.term.const))
     elif isinstance(x, BShift) and x.pred is x.val and x.direction == "past" and x.strict:
         phi = _rewrite(x.val, memo)  # P φ: φ held at some j < i
@@ -119,11 +131,12 @@ def _rewrite(x: BNode, memo: dict[BNode, BNode]) -> BNode:
         out = mk_or(mk_geq(two), mk_and(mk_not(phi), mk_geq(one)))
     elif isinstance(x, BShift):
         op = "Y" if x.pred == TRUE else ("S" if x.direction == "past" else "X, U or F")
-        raise _outside(f"{op} (a shift to the nearest earlier position; C-RASP's #[pred] is Y)")
+        what = f"{op} (a shift to the nearest earlier position; C-RASP's #[pred] is Y)"
+        raise _outside(what, SHIFT_WHY)
     elif isinstance(x, BMod):
-        raise _outside("MOD of a count")
+        raise _outside("MOD of a count", MOD_WHY)
     elif isinstance(x, (BSelect, BSum)):
-        raise _outside("a B-RASP attention (a unique-hard selection)")
+        raise _outside("a B-RASP attention (a unique-hard selection)", SHIFT_WHY)
     else:  # pragma: no cover - every IR class is listed above
         raise HardsoftError(f"unknown IR node {type(x).__name__}")
     memo[x] = out
