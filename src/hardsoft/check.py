@@ -167,7 +167,9 @@ def check_model(
     ``|output − reference|`` over 0/1 references: 0 means exactly 0/1 everywhere),
     ``first_mismatch`` (``{"word", "n", "position", "expected", "got", "output"}`` or None),
     ``readout`` (how a 0/1 reference is read: the model's declared acceptance rule,
-    :func:`hardsoft.model.readout.acceptance_of`, applied at every position), ``by_length``
+    :func:`hardsoft.model.readout.acceptance_of`, applied at every position), ``positions``
+    (``last`` when that readout is declared for the last position only: then only the last
+    position of each word is compared), ``by_length``
     (per checked length: ``strings``, ``strings_right``, ``positions``, ``positions_right``),
     ``attention_paths`` (per length, the attention path of each head: dense, chunked or a fast
     path of :mod:`hardsoft.model.fastpath`) and ``seconds``.
@@ -196,6 +198,9 @@ def check_model(
         )
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
+    last_only = acceptance_of(model).last_only
+    if last_only:
+        reference = _last_position(reference)
     report: dict[str, Any] = {
         "mismatches": 0,
         "mismatched_positions": 0,
@@ -209,6 +214,7 @@ def check_model(
         "first_mismatch": None,
         "attention_paths": {},
         "readout": acceptance_of(model).describe(),
+        "positions": "last" if last_only else "every",
         "by_length": [],
     }
     plan: list[tuple[int, str]] = [(n, "exhaustive") for n in range(1, exhaustive_max_n + 1)]
@@ -239,6 +245,18 @@ def check_model(
             progress(f"n={n}: {len(ids)} strings, {report['mismatches']} mismatching so far")
     report["seconds"] = round(time.perf_counter() - started, 3)
     return report
+
+
+def _last_position(reference: Reference) -> Reference:
+    """``reference`` with every position but the last skipped (-1, or NaN for output
+    references): for a model that declares its readout at the last position only."""
+
+    def ref(ids: np.ndarray) -> np.ndarray:
+        out = np.array(reference(ids), dtype=np.float64)
+        out[:, :-1] = np.nan if out.ndim == 3 else -1
+        return out
+
+    return ref
 
 
 PROGRESS_STRINGS = 16

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hardsoft.atlas import construct, illustrate, learned
+from hardsoft.atlas import construct, illustrate, layernorm, learned
 from hardsoft.atlas.checks import run_check
 from hardsoft.atlas.evidence import CHECK_FILE, Budget, Evidence, decision_record, rel, row_language
 from hardsoft.atlas.rows import (
@@ -41,7 +41,7 @@ from hardsoft.atlas.table import (
 from hardsoft.errors import HardsoftError
 from hardsoft.model.io import atomic_write
 
-VERSION = "6"
+VERSION = "7"
 """Bump when an evidence producer changes: stored cells of another version are rerun."""
 EVIDENCE_FILE = "evidence.json"
 VERDICTS = ("agrees", "DISAGREES", "measured", "not run here", "no evidence")
@@ -82,6 +82,8 @@ CONSTRUCTORS = {
     "compile": construct.produce_compile,
     "harden": construct.produce_harden,
     "crafted-anbn": construct.produce_crafted_anbn,
+    "crasp-ln": layernorm.produce_crasp_ln,
+    "parity-ln": layernorm.produce_parity_ln,
 }
 
 
@@ -133,6 +135,8 @@ def _illustration(
     try:
         if kind == "restrict":
             return illustrate.restriction(row, col, budget, folder, out)
+        if kind == "ln-eps":
+            return layernorm.eps_illustration(row, col, budget, folder, out)
         return illustrate.sensitivity(row, col, budget, folder, out, kind == "sensitivity-ln")
     except HardsoftError as exc:  # an illustration never decides the cell: said, not hidden
         return {"kind": "illustration", "found": False, "summary": f"not run: {exc}"}

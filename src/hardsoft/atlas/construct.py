@@ -24,6 +24,7 @@ from hardsoft.atlas.evidence import (
     Budget,
     Evidence,
     class_violations,
+    margin_violations,
     registered,
     rel,
     row_language,
@@ -119,6 +120,8 @@ def constructed(
     exact and in the class). ``extra["theorem"]`` is the model's label."""
     rep, check_cmds = _check(model, row, budget, folder, out)
     bad = class_violations(model, col)
+    if col.fixed_margin:  # a margin that does not shrink with n: the certificate's
+        bad += margin_violations(model)
     exact = rep["mismatches"] == 0
     spec = model.spec
     numbers = {

@@ -261,6 +261,9 @@ class Row:
     counting: str | None = None
     fooling: tuple[str, str] | None = None
     restriction_n: int = 24
+    layernorm: str | None = None
+    """The formula the soft-ln column compiles where it is not ``counting`` (a counting
+    definition with a periodic predicate of Huang et al. (ICLR 2025), outside K_t[#])."""
 
 
 ROWS: tuple[Row, ...] = (
@@ -303,7 +306,15 @@ ROWS: tuple[Row, ...] = (
         counting="#<['a'] = #<['b'] & #<['a' & #<['b'] > 0] = 0",
         fooling=("a", "b"),
     ),
-    Row("aa-star", "(aa)*", "aa-star", "ab", "'a' & !P 'b' & MOD(2, 0)(i)", regex="(aa)*"),
+    Row(
+        "aa-star",
+        "(aa)*",
+        "aa-star",
+        "ab",
+        "'a' & !P 'b' & MOD(2, 0)(i)",
+        regex="(aa)*",
+        layernorm="#<['b'] = 0 & MOD(2, 0)(i)",
+    ),
     Row(
         "contains-ab",
         "Σ*abΣ* (star-free)",
@@ -334,10 +345,11 @@ class Claim:
 
     ``citation``: the theorem or publication (authors, year, section); ``how``: the evidence
     producer (``compile``, ``harden``, ``program-logic``, ``program-tieless``,
-    ``crafted-anbn``, ``learn`` or ``none``); ``check``: the check, run here, that the cited
-    theorem applies to the row (:mod:`hardsoft.atlas.checks`; None: none can be run);
-    ``illustrate``: an illustration run beside a proof (``restrict``: a restriction witness
-    on one model; ``sensitivity`` / ``sensitivity-ln``: Lemma 5 measured on one model)."""
+    ``crafted-anbn``, ``crasp-ln``, ``parity-ln``, ``learn`` or ``none``); ``check``: the
+    check, run here, that the cited theorem applies to the row (:mod:`hardsoft.atlas.checks`;
+    None: none can be run); ``illustrate``: an illustration run beside a proof
+    (``restrict``: a restriction witness on one model; ``sensitivity`` / ``sensitivity-ln``:
+    Lemma 5 measured on one model; ``ln-eps``: the row's soft-ln model run with ε = 1e-5)."""
 
     status: Status
     citation: str
@@ -369,15 +381,25 @@ BKLP = (
     "encoders with position encodings recognise first-order logic with unary numerical "
     "predicates; average-hard encoders recognise LTL(C,+)"
 )
-YC24 = (
-    "Yang & Chiang (COLM 2024), main theorem: every K_t[#] (C-RASP) formula compiles into a "
-    "future-masked softmax transformer without position embeddings, comparisons by layer norm "
-    "(read here as ε = 0)"
-)
 CC22 = (
     "Chiang & Cholak (ACL 2022), abstract and layer-norm section: exact PARITY and FIRST "
     "(position features i/n, (−1)^i), with layer norm without ε bringing the cross-entropy "
     "to 0 at every length"
+)
+YC24_LN = (
+    "Yang & Chiang (COLM 2024), main theorem: every K_t[#] (C-RASP) formula compiles into a "
+    "future-masked softmax transformer whose comparisons use layer norm; built here by the "
+    "soft-ln target (own construction after theirs: τ = 1, post layer norm with ε = 0, the "
+    "feature [i = 1] in place of their BOS symbol; docs/compiler.md, soft-ln)"
+)
+YC24_LN_PERIODIC = (
+    f"{YC24_LN}; (aa)* also uses the periodic predicate MOD(2, 0)(i) (Huang et al., ICLR "
+    "2025), a bounded position feature outside K_t[#]"
+)
+CC22_LN = (
+    f"{CC22}; built here after their exact PARITY construction (own construction: no CLS "
+    "symbol, [i = n] gives 1/n, one uniform head reads the parity of the spike's position), "
+    "an unmasked encoder read at the last position"
 )
 LEMMA5 = (
     "Hahn (2020) §6, Lemma 5 (with the supplement's correction): with τ = 1, bounded position "
@@ -466,19 +488,19 @@ def _claims() -> dict[tuple[str, str], Claim]:
         "uhat-strict": _imp(not_sf, "not-star-free", "restrict"),
         "uhat-pe": _imp(f"{HAHN_HARD}; {HAF}", "same-language", "restrict"),
         **_formula_row(by["parity"]),
-        "soft-ln": _possible(CC22),
+        "soft-ln": _con(CC22_LN, "parity-ln"),
     }
     c["majority"] = {
         "uhat-strict": _imp(not_reg, "not-regular", "restrict"),
         "uhat-pe": _imp(HAF, "same-language", "restrict"),
         **_formula_row(by["majority"]),
-        "soft-ln": _possible(YC24, "counting"),
+        "soft-ln": _con(YC24_LN, "crasp-ln"),
     }
     c["first"] = {
         "uhat-strict": _con(YCA + " (FIRST is star-free: decided here too)"),
         "uhat-pe": _con(YCA + " (a model without position features is one with them)"),
         **_formula_row(by["first"]),
-        "soft-ln": _possible(f"{YC24}; also {CC22}", "counting"),
+        "soft-ln": _con(f"{YC24_LN}; also {CC22}", "crasp-ln"),
     }
     for rid in ("dyck1", "dyck2", "dyck3"):
         c[rid] = {
@@ -490,7 +512,7 @@ def _claims() -> dict[tuple[str, str], Claim]:
             ),
         }
     c["dyck1"].update(_formula_row(by["dyck1"]))
-    c["dyck1"]["soft-ln"] = _possible(YC24, "counting")
+    c["dyck1"]["soft-ln"] = _con(YC24_LN, "crasp-ln")
     for rid in ("dyck2", "dyck3"):
         c[rid].update(
             {
@@ -519,20 +541,20 @@ def _claims() -> dict[tuple[str, str], Claim]:
             "crafted-anbn",
         ),
         **_formula_row(by["anbn"]),
-        "soft-ln": _possible(YC24, "counting"),
+        "soft-ln": _con(YC24_LN, "crasp-ln"),
     }
     c["aa-star"] = {
         "uhat-strict": _imp(not_sf, "not-star-free"),
         "uhat-pe": _con(f"{BKLP} (MOD(2, 0)(i) is a position feature)"),
         **_formula_row(by["aa-star"]),
-        "soft-ln": _open(LN_OPEN),
+        "soft-ln": _con(YC24_LN_PERIODIC, "crasp-ln"),
     }
     for rid in ("contains-ab", "ones-star"):
         c[rid] = {
             "uhat-strict": _con(YCA + " (star-free: decided here too)"),
             "uhat-pe": _con(YCA + " (a model without position features is one with them)"),
             **_formula_row(by[rid]),
-            "soft-ln": _possible(YC24, "counting"),
+            "soft-ln": _con(YC24_LN, "crasp-ln"),
         }
     for rid in ("induction-head", "khop2", "khop3", "flipflop"):
         c[rid] = {
@@ -552,7 +574,8 @@ def _claims() -> dict[tuple[str, str], Claim]:
         task = rid in TASK_ROWS
         note = TASK_MARGIN_NOTE if task else MARGIN_NOTE
         cells["soft-margin"] = _imp(LEMMA5, "one-symbol", "sensitivity", note)
-        cells["soft-ln-eps"] = _imp(LEMMA5_LN, "one-symbol", "sensitivity-ln", note)
+        eps_shown = "ln-eps" if cells["soft-ln"].status is Status.CONSTRUCTED else None
+        cells["soft-ln-eps"] = _imp(LEMMA5_LN, "one-symbol", eps_shown, note)
     out: dict[tuple[str, str], Claim] = {}
     for rid, cells in c.items():
         for cid in COLUMN_IDS:

@@ -9,6 +9,14 @@ certificate. See docs/compiler.md.
 """
 
 from hardsoft.compile.compiler import compile_formula, named_outputs
-from hardsoft.compile.targets import MASK_MODES, TARGETS, MaskMode, Target
+from hardsoft.compile.targets import ALL_TARGETS, MASK_MODES, TARGETS, MaskMode, Target
 
-__all__ = ["MASK_MODES", "TARGETS", "MaskMode", "Target", "compile_formula", "named_outputs"]
+__all__ = [
+    "ALL_TARGETS",
+    "MASK_MODES",
+    "TARGETS",
+    "MaskMode",
+    "Target",
+    "compile_formula",
+    "named_outputs",
+]

@@ -31,11 +31,19 @@ from hardsoft.model.spec import Mask, Weighting, _Option
 
 
 class Target(_Option):
-    """A compilation target (how scores are made sharp)."""
+    """A compilation target (how scores are made sharp). ``soft-ln`` does not sharpen
+    scores at all: it compiles the counting fragment with uniform heads and layer norm
+    (:mod:`hardsoft.compile.layernorm`), so it covers less of the logic than the others."""
 
     HARD = "hard"
     SOFT_TEMPERATURE = "soft-temperature"
     SOFT_PE = "soft-pe"
+    SOFT_LN = "soft-ln"
+
+    @property
+    def full_logic(self) -> bool:
+        """Whether the target compiles every formula of LTL[C,+] (the gadget targets)."""
+        return self is not Target.SOFT_LN
 
 
 class MaskMode(_Option):
@@ -45,7 +53,9 @@ class MaskMode(_Option):
     NONSTRICT = "nonstrict"
 
 
-TARGETS = tuple(t.value for t in Target)
+TARGETS = tuple(t.value for t in Target if t.full_logic)
+"""The targets that compile every formula (``soft-ln``: the counting fragment only)."""
+ALL_TARGETS = tuple(t.value for t in Target)
 MASK_MODES = tuple(m.value for m in MaskMode)
 
 

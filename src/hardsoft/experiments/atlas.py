@@ -76,7 +76,7 @@ def _slim(table: dict[str, Any]) -> dict[str, Any]:
 @register(
     "atlas",
     title="The expressivity atlas: which transformer computes which language",
-    version="3",
+    version="4",
     order=1,
     seed_ref="Strobl, Merrill, Weiss, Chiang & Angluin (TACL 2024) survey tables",
 )

@@ -208,16 +208,24 @@ PROGRAMS: dict[str, tuple[str, Callable[[int], Program], tuple[int, ...]]] = {
 }
 
 
+LAYERNORM_PROGRAMS: dict[str, str] = {
+    "parity": "PARITY (an even number of 1s) of the whole word, read at the last position "
+    "(Chiang & Cholak 2022: layer norm with ε = 0)",
+}
+"""Constructions built by hand rather than from a program (``--route layernorm``)."""
+
 PROGRAM_ROUTES: dict[str, tuple[str, ...]] = {
     "induction-head": ("tieless", "logic"),
     "khop": ("tieless", "logic"),
     "flipflop": ("tieless", "logic"),
     "dyck": ("tieless",),
+    "parity": ("layernorm",),
 }
 """The routes each program can be built by (``hardsoft.programs.routes``): ``tieless`` (this
-module's AHAT programs, Theorem 26 of Yang, Strobl, Chiang & Angluin (TACL 2026)) and
+module's AHAT programs, Theorem 26 of Yang, Strobl, Chiang & Angluin (TACL 2026)),
 ``logic`` (``hardsoft.programs.logic_route``'s formulas compiled by the logic compiler, cf.
-their Corollary 17/18)."""
+their Corollary 17/18) and ``layernorm`` (:data:`LAYERNORM_PROGRAMS`, built by
+:mod:`hardsoft.compile.parity_ln`). The first route is the default."""
 
 
 def get_program(name: str, k: int | None = None) -> Program:

@@ -330,11 +330,13 @@ def _decompile(m: Mapping[str, Any]) -> tuple[str, str]:
     "on the evidence run here: a construction checked exactly, or the check that the cited "
     "theorem applies to the row",
     paper="Hahn (2020) §5, §6; Yang, Chiang & Angluin (2024); Yang et al. (2026) §4, §6; Hao, "
-    "Angluin & Frank (2022); Barceló et al. (2024); Yang & Chiang (2024); Schützenberger (1965)",
-    what_ran="compiled, programmed and crafted models checked exactly against the oracles; the "
-    "star-free decision, Myhill–Nerode, language-identity, one-symbol and K_t[#] checks of the "
-    "cited theorems' hypotheses; restriction witnesses and Lemma 5 slopes on single models and "
-    "training runs as illustrations (counted apart)",
+    "Angluin & Frank (2022); Barceló et al. (2024); Yang & Chiang (2024); Chiang & Cholak "
+    "(2022); Schützenberger (1965)",
+    what_ran="compiled (layer norm with ε = 0 for the soft-ln column), programmed and crafted "
+    "models checked exactly against the oracles; the star-free decision, Myhill–Nerode, "
+    "language-identity and one-symbol checks of the cited theorems' hypotheses; restriction "
+    "witnesses, Lemma 5 slopes and layer norm with ε > 0 on single models and training runs "
+    "as illustrations (counted apart)",
 )
 def _atlas(m: Mapping[str, Any]) -> tuple[str, str]:
     bad = list(m["disagreements"])

@@ -153,7 +153,7 @@ class CRaspProgram:
         is true, else 0, at every position of every input: the certificate says why.
         ``max_len``: the length at which the certificate evaluates τ(n) and its error bounds
         (default 1000); the model itself works at every length."""
-        from hardsoft.compile import compile_formula
+        from hardsoft.compile import Target, compile_formula
         from hardsoft.logic import fragment
         from hardsoft.programs.routes import compact_text, logic_certificate
 
@@ -172,10 +172,13 @@ class CRaspProgram:
         joint = next(iter(chosen.values()))
         for f in list(chosen.values())[1:]:
             joint = L.And(joint, f)
-        result = RESULTS.get(fragment(joint).name, "Cor. 23")
-        model.meta["certificate"] = logic_certificate(
-            model.meta["certificate"], target, result=result, route="C-RASP"
-        )
+        if Target.parse(target, "target") is Target.SOFT_LN:  # its own certificate and label
+            model.meta["certificate"]["route"] = "C-RASP"
+        else:
+            result = RESULTS.get(fragment(joint).name, "Cor. 23")
+            model.meta["certificate"] = logic_certificate(
+                model.meta["certificate"], target, result=result, route="C-RASP"
+            )
         model.meta["formulas"] = {nm: compact_text(L.to_text(f)) for nm, f in chosen.items()}
         model.meta["program"] = {
             "notation": self.notation.value,
