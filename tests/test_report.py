@@ -55,7 +55,11 @@ def test_html_opens_with_the_summary_table_and_escapes_text() -> None:
     assert "<title>report &lt;title&gt;</title>" in page
     summary_at = page.index('id="summary"')
     assert summary_at < page.index('id="hard-attention-restrictions"')
-    for cell in ("Hahn (2020) §5, Theorem 1", "Yang et al. (2026) §4", "4/4 witnesses verified"):
+    for cell in (
+        "Hahn (2020) §5, Theorem 1",
+        "Yang et al. (arXiv:2412.09925v1) §4",
+        "4/4 witnesses verified",
+    ):
         assert cell in page
     assert page.count('class="verdict v-none"') == 1 and "No claim registered" in page
     assert "a &lt;b&gt;summary&lt;/b&gt;" in page and "<b>summary</b>" not in page

@@ -36,13 +36,14 @@ from hardsoft.model.transformer import Transformer
 TIELESS_LABELS = {
     "dyck": (
         "own construction (uniform–tieless average-hard program: the same-depth test splits "
-        "d + 1 = s·q + r with s = ⌈√n⌉; cf. Yang et al. (2026) Appendix E)"
+        "d + 1 = s·q + r with s = ⌈√n⌉; cf. Yang et al. (arXiv:2412.09925v1) Appendix E)"
     ),
     "induction-head": "own construction (uniform–tieless average-hard program; cf. Yang et al. "
-    "(2026) §6)",
-    "khop": "own construction (uniform–tieless average-hard program; cf. Yang et al. (2026) §6)",
+    "(arXiv:2412.09925v1) §6)",
+    "khop": "own construction (uniform–tieless average-hard program; cf. Yang et al. "
+    "(arXiv:2412.09925v1) §6)",
     "flipflop": "own construction (uniform–tieless average-hard program; cf. Liu et al. (2023) "
-    "as cited in Yang et al. (2026) §6)",
+    "as cited in Yang et al. (arXiv:2412.09925v1) §6)",
 }
 """The theorem labels of the §6 programs' average-hard models (their route writes no
 certificate theorem: the programs are ours, after the cited constructions)."""
@@ -191,8 +192,8 @@ def produce_compile(row: Row, col: Column, budget: Budget, folder: Path, out: Pa
 
 
 def produce_harden(row: Row, col: Column, budget: Budget, folder: Path, out: Path) -> Evidence:
-    """The row's soft-temperature model (Yang et al. (2026) §4 (a)) with every head made
-    average-hard (τ → 0): an average-hard model, checked exactly like the others."""
+    """The row's soft-temperature model (Yang et al. (arXiv:2412.09925v1) §4 (a)) with every head
+    made average-hard (τ → 0): an average-hard model, checked exactly like the others."""
     from hardsoft.compile.results import certificate_label
     from hardsoft.convert.harden import harden
 

@@ -349,7 +349,7 @@ class Claim:
 
 
 # ------------------------------------------------------------------ citations
-Y26 = "Yang, Strobl, Chiang & Angluin (TACL 2026)"
+Y26 = "Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1)"
 YCA = (
     "Yang, Chiang & Angluin (NeurIPS 2024), main theorem: masked unique-hard transformers "
     "with strict masks and no position embeddings recognise exactly the star-free languages"

@@ -296,7 +296,7 @@ def run(ctx: Context) -> Result:
         f"{positions:,} positions: {mismatches} mismatches (largest raw output error "
         f"{metrics['max_abs_error']:.2g}, read by each output's encoding). The certified "
         "temperatures are the compilers': the logic compiler's for C-RASP (Yang, Strobl, "
-        "Chiang & Angluin (TACL 2026) Thm. 21 and Cor. 23), one softmax head per B-RASP "
+        "Chiang & Angluin (arXiv:2412.09925v1) Thm. 21 and Cor. 23), one softmax head per B-RASP "
         "attention with τ = 1/(8n) (own construction, cf. Lemma 8), Theorem 26's τ(n) for RASP."
     )
     if skipped:
