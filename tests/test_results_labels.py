@@ -102,9 +102,7 @@ def test_no_label_is_as_stated_outside_its_results_hypotheses() -> None:
     (cf. Thm. 21), the soft-temperature ones are Thm. 21 as stated."""
     from hardsoft.compile.results import certificate_label
 
-    for c, target, masks, causal in itertools.product(
-        CONSTRUCTIONS, TARGETS, MASKS, (False, True)
-    ):
+    for c, target, masks, causal in itertools.product(CONSTRUCTIONS, TARGETS, MASKS, (False, True)):
         label = c.label(target, masks, causal)
         if label.endswith(f"({AS_STATED})"):
             assert _inside_hypotheses(c.result_for(target, causal), target), (c.name, label)
