@@ -304,6 +304,7 @@ ROWS: tuple[Row, ...] = (
         "dyck1",
         "()",
         "#<['('] = #<[')'] & !P (#<['('] < #<[')'])",
+        program=("dyck", 1),  # the τ(n), any-PE column: Theorem 26 on the DYCK-k program
         counting="#<['('] = #<[')'] & #<[#<['('] < #<[')']] = 0",
         fooling=("(", ")"),
     ),
