@@ -123,16 +123,26 @@ def _invocations(cmd: str, out: Path) -> list[list[str]]:
 
 def _parses(args: list[str]) -> None:
     """Parse ``hardsoft ARGS`` with the CLI's own parser, running nothing (for commands too
-    long to run in a test: training)."""
+    long to run in a test: training); a bad option raises."""
     import typer
 
     from hardsoft.cli import app
 
-    group = typer.main.get_command(app)
-    ctx = group.make_context("hardsoft", list(args))
-    name, sub, rest = group.resolve_command(ctx, [*ctx.protected_args, *ctx.args])
-    assert sub is not None, args
-    sub.make_context(name or "", rest, parent=ctx)
+    root = typer.main.get_command(app)
+    ctx = root.context_class(root)
+    cmd, rest = root, list(args)
+    while hasattr(cmd, "get_command"):  # a group: down to the subcommand (train, atlas add-row)
+        cmd = cmd.get_command(ctx, rest.pop(0))
+        assert cmd is not None, args
+    cmd.make_context(args[0], rest)
+
+
+def test_the_parse_only_check_can_fail() -> None:
+    _parses(["train", "--language", "first", "--steps", "100", "-o", "x"])
+    with pytest.raises(Exception, match="--bogus"):
+        _parses(["train", "--language", "first", "--bogus", "1"])
+    with pytest.raises(Exception, match="integer"):
+        _parses(["train", "--steps", "many"])
 
 
 def _run_cited(out: Path, table: dict, workdir: Path, monkeypatch) -> int:
