@@ -228,7 +228,8 @@ def assemble(
 
 def round_bool(src: LinearForm | str, dst: str) -> list[Neuron]:
     """``dst += round(x)`` with ``round(x) = ReLU(3x − 1) − ReLU(3x − 2)``: maps an approximate
-    Boolean (x in [0, 1/3] or [2/3, 1]) to exactly 0 or 1 (Yang et al. (2026) Lemma 9)."""
+    Boolean (x in [0, 1/3] or [2/3, 1]) to exactly 0 or 1 (Yang et al.
+    (arXiv:2412.09925v1) Lemma 9)."""
     form = {src: 1.0} if isinstance(src, str) else src
     three = {k: 3.0 * v for k, v in form.items()}
     return [Neuron(three, -1.0, {dst: 1.0}), Neuron(three, -2.0, {dst: -1.0})]

@@ -41,7 +41,7 @@ from hardsoft.atlas.table import (
 from hardsoft.errors import HardsoftError
 from hardsoft.model.io import atomic_write
 
-VERSION = "7"
+VERSION = "8"
 """Bump when an evidence producer changes: stored cells of another version are rerun."""
 EVIDENCE_FILE = "evidence.json"
 VERDICTS = ("agrees", "DISAGREES", "measured", "not run here", "no evidence")

@@ -40,8 +40,11 @@ class Status(str, Enum):
 
     @property
     def label(self) -> str:
-        """How the page shows the status."""
-        return "not learned in our runs" if self is Status.NOT_LEARNED else self.value
+        """How the page shows the status: what trained runs did is said of our runs only."""
+        return {
+            Status.LEARNED: "learned in our runs",
+            Status.NOT_LEARNED: "not learned in our runs",
+        }.get(self, self.value)
 
     @property
     def empirical(self) -> bool:
@@ -180,6 +183,16 @@ COLUMNS: tuple[Column, ...] = (
         target="soft-temperature",
     ),
     Column(
+        "soft-tau-pe",
+        "softmax, τ(n), any PE",
+        "softmax attention with a temperature τ(n) → 0 and any position features (bounded or "
+        "unbounded): the class of Yang et al.'s Theorem 26 simulations",
+        ("softmax",),
+        Features.ANY,
+        temperature="τ(n) → 0",
+        target="soft-temperature",
+    ),
+    Column(
         "soft-pe",
         "softmax, τ = 1, unbounded PE",
         "softmax attention with τ = 1 and unbounded position features (e.g. i, n·(−1)^i)",
@@ -191,11 +204,12 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "soft-margin",
         "softmax, τ = 1, bounded PE, no LN, fixed margin",
-        "Hahn's §6 setting: softmax with τ = 1, bounded position features, no masks, no layer "
-        "norm, acceptance with a margin that does not shrink with n",
+        "Hahn's §6 setting: softmax with τ = 1, bounded position features, no layer norm, "
+        "acceptance with a margin that does not shrink with n; any masks (Hahn's Lemma 5 is "
+        "stated without masks; masked models by our extension of it, docs/atlas.md)",
         ("softmax",),
         Features.BOUNDED,
-        Masks.NONE,
+        Masks.ANY,
         temperature="τ = 1",
         fixed_margin=True,
     ),
@@ -215,10 +229,11 @@ COLUMNS: tuple[Column, ...] = (
         "soft-ln-eps",
         "softmax + layer norm, fixed ε > 0, fixed margin",
         "as the fixed-margin column, with layer norm whose ε > 0 is fixed (hardsoft's default "
-        "ln_eps = 1e-5): layer norm is then Lipschitz and Lemma 5's limit returns",
+        "ln_eps = 1e-5): layer norm is then Lipschitz and Lemma 5's limit returns; any masks "
+        "(our extension of Lemma 5, docs/atlas.md)",
         ("softmax",),
         Features.BOUNDED,
-        Masks.NONE,
+        Masks.ANY,
         LayerNorm.EPS_FIXED,
         temperature="τ = 1",
         fixed_margin=True,
@@ -292,6 +307,7 @@ ROWS: tuple[Row, ...] = (
         "dyck1",
         "()",
         "#<['('] = #<[')'] & !P (#<['('] < #<[')'])",
+        program=("dyck", 1),  # the τ(n), any-PE column: Theorem 26 on the DYCK-k program
         counting="#<['('] = #<[')'] & #<[#<['('] < #<[')']] = 0",
         fooling=("(", ")"),
     ),
@@ -361,7 +377,7 @@ class Claim:
 
 
 # ------------------------------------------------------------------ citations
-Y26 = "Yang, Strobl, Chiang & Angluin (TACL 2026)"
+Y26 = "Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1)"
 YCA = (
     "Yang, Chiang & Angluin (NeurIPS 2024), main theorem: masked unique-hard transformers "
     "with strict masks and no position embeddings recognise exactly the star-free languages"
@@ -401,17 +417,23 @@ CC22_LN = (
     "symbol, [i = n] gives 1/n, one uniform head reads the parity of the spike's position), "
     "an unmasked encoder read at the last position"
 )
+MASKED = (
+    'masked models: our extension of the proof (own argument, docs/atlas.md, "Lemma 5 with '
+    'masks"): with any masks the last activation moves by O((log n)^(L−1)/n), so the '
+    "fixed-margin limit holds for them too"
+)
 LEMMA5 = (
     "Hahn (2020) §6, Lemma 5 (with the supplement's correction): with τ = 1, bounded position "
     "features, Lipschitz position-wise maps and no masks, one symbol change at i < n moves the "
     "last activation by O(1/n); so no fixed margin where acceptance can hinge on one symbol "
-    "(the general form in Chiang & Cholak (2022), abstract); Theorem 6 for PARITY and 2DYCK"
+    "(the general form in Chiang & Cholak (2022), abstract); Theorem 6 for PARITY and 2DYCK; "
+    f"{MASKED}"
 )
 LEMMA5_LN = (
     "Hahn (2020) §6, Lemma 5 (corrected), whose proof needs only Lipschitz position-wise "
     "maps: layer norm with a fixed ε > 0 is Lipschitz (constant ≤ max|γ|/√ε; our remark, "
     "docs/atlas.md), so the fixed-margin limit returns; Chiang & Cholak (2022, their "
-    "layer-norm section) escape it with ε = 0"
+    f"layer-norm section) escape it with ε = 0; {MASKED}"
 )
 MARGIN_NOTE = (
     "PARITY and FIRST are recognised exactly with a margin shrinking like 1/n (Chiang & "
@@ -419,8 +441,12 @@ MARGIN_NOTE = (
     "it does not (the column after)"
 )
 TASK_MARGIN_NOTE = (
-    "for unmasked models of this class, at the last position; the task's own constructions "
-    "use masked heads, which Lemma 5's proof does not cover (docs/sensitivity.md)"
+    "at the last position, for masked models by our extension of Lemma 5 (docs/atlas.md); "
+    "the task's own constructions need τ(n) or unbounded position features, outside this class"
+)
+LOGIC_ROUTE = (
+    f"{Y26} §6 logic route: the task as past LTL formulas compiled with future masks, Cor. 18 "
+    "(the future-masked form of Cor. 17, which §6 cites)"
 )
 SURVEY = "surveyed in Strobl, Merrill, Weiss, Chiang & Angluin (TACL 2024), summary tables"
 LN_OPEN = (
@@ -475,8 +501,22 @@ def _formula_row(row: Row) -> dict[str, Claim]:
             f"{BKLP}; construction: {Y26} §4 (the soft-temperature model below)", "harden"
         ),
         "soft-tau": _con(f"{Y26} §4, part (a): softmax with τ(n) and bounded position features"),
+        "soft-tau-pe": _con(
+            f"{Y26} §4, part (a) (the soft-tau model: bounded position features are among any)"
+        ),
         "soft-pe": _con(f"{Y26} §4, part (b): softmax with τ = 1 and unbounded position features"),
     }
+
+
+def _theorem26(what: str) -> Claim:
+    """A cell of the τ(n), any-PE column built by Theorem 26 from a uniform–tieless
+    average-hard program (``hardsoft program NAME --route tieless --target
+    soft-temperature``)."""
+    return _con(
+        f"{Y26} §5, Theorem 26 (a uniform–tieless average-hard transformer is simulated by "
+        f"softmax with a temperature τ(n)), applied to {what}",
+        "program-tieless",
+    )
 
 
 def _claims() -> dict[tuple[str, str], Claim]:
@@ -512,6 +552,11 @@ def _claims() -> dict[tuple[str, str], Claim]:
             ),
         }
     c["dyck1"].update(_formula_row(by["dyck1"]))
+    for rid in ("dyck1", "dyck2", "dyck3"):
+        c[rid]["soft-tau-pe"] = _theorem26(
+            f"the DYCK-k program of {Y26} Appendix E (after Yao et al. 2021), with our own "
+            "same-depth test; its position features i, i², i//⌈√n⌉ are unbounded"
+        )
     c["dyck1"]["soft-ln"] = _con(YC24_LN, "crasp-ln")
     for rid in ("dyck2", "dyck3"):
         c[rid].update(
@@ -523,12 +568,17 @@ def _claims() -> dict[tuple[str, str], Claim]:
                 ),
                 "soft-tau": _open(
                     f"{Y26} Thm. 26 simulates the average-hard program with τ(n), but with its "
-                    "unbounded position features (i, i², i//⌈√n⌉); with bounded ones it is "
-                    f"not settled; {SURVEY}",
+                    "unbounded position features (i, i², i//⌈√n⌉: constructed in the column "
+                    f"softmax, τ(n), any PE); with bounded ones it is not settled; {SURVEY}",
                     "the tieless program's softmax model uses unbounded position features",
                 ),
                 "soft-pe": _open(
-                    f"{Y26} §6 conjectures that DYCK-2 is not definable in LTL[C,+]; {SURVEY}"
+                    "no construction with τ = 1 is known to us: the τ = 1 results of "
+                    f"{Y26} §4 (part (b)) compile LTL[C,+] formulas, and no LTL[C,+] "
+                    "definition of DYCK-2 is known (§6 conjectures there is none); Thm. 26 "
+                    f"needs a temperature τ(n); {SURVEY}",
+                    "no τ = 1 construction is known (a statement about constructions, not a "
+                    "claim about the logic)",
                 ),
                 "soft-ln": _open(LN_OPEN),
             }
@@ -558,16 +608,15 @@ def _claims() -> dict[tuple[str, str], Claim]:
         }
     for rid in ("induction-head", "khop2", "khop3", "flipflop"):
         c[rid] = {
-            "uhat-strict": _con(
-                f"{YCA}; construction: {Y26} §6 logic route (past LTL)", "program-logic"
-            ),
+            "uhat-strict": _con(f"{YCA}; construction: {LOGIC_ROUTE}", "program-logic"),
             "uhat-pe": _con(
-                f"{Y26} §6 logic route (a model without position features is one with them)",
+                f"{LOGIC_ROUTE} (a model without position features is one with them)",
                 "program-logic",
             ),
             "ahat": _con(f"{Y26} §6: an average-hard, uniform–tieless program", "program-tieless"),
-            "soft-tau": _con(f"{Y26} §6 logic route, part (a): τ(n)", "program-logic"),
-            "soft-pe": _con(f"{Y26} §6 logic route, part (b): τ = 1", "program-logic"),
+            "soft-tau": _con(f"{LOGIC_ROUTE}, part (a): τ(n)", "program-logic"),
+            "soft-tau-pe": _theorem26("our uniform–tieless average-hard program for the task"),
+            "soft-pe": _con(f"{LOGIC_ROUTE}, part (b): τ = 1", "program-logic"),
             "soft-ln": _open(LN_OPEN),
         }
     for rid, cells in c.items():

@@ -12,7 +12,7 @@ Two independent choices shape the model (:mod:`hardsoft.compile.targets`): the *
 bounded position features; ``soft-pe``: softmax with τ = 1 and unbounded position features)
 and the *mask mode* (``strict``: any mask of the model; ``nonstrict``: only the masks
 ``none``, ``future`` (j ≤ i) and ``past`` (j ≥ i) of a GPT-style decoder, with the
-constructions of Yang, Strobl, Chiang & Angluin (TACL 2026) §4).
+constructions of Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) §4).
 """
 
 from __future__ import annotations
@@ -118,8 +118,8 @@ def compile_formula(
     ``causal``: only future masks; formulas with ``X U F E last #> n`` are a HardsoftError.
     ``masks``: ``strict`` (any mask) or ``nonstrict`` (only ``none``, ``future`` j ≤ i and
     ``past`` j ≥ i, the masks of the paper and of GPT-style decoders; with ``causal`` on the
-    ``hard`` and ``soft-pe`` targets the model does not depend on n at all: Yang et al. (2026)
-    Thm. 16, see docs/compiler.md).
+    ``hard`` and ``soft-pe`` targets the model does not depend on n at all: Yang et al.
+    (arXiv:2412.09925v1) Thm. 16, see docs/compiler.md).
     ``n``: the length at which the certificate evaluates τ(n) and the error bounds.
     The certificate is ``model.meta["certificate"]`` (saved with the model).
     """

@@ -9,8 +9,8 @@ The compiler has two independent axes:
   mass on the even positions iff x > 0", "attend to position j = C") into one head's
   weighting, query, key, temperature and proven error bound. ``hard`` uses unique-hard or
   average-hard attention (exact); ``soft-temperature`` uses softmax, bounded position
-  features and τ(n) = 1/(λ n^k) (Yang, Strobl, Chiang & Angluin (TACL 2026), the (a) parts of
-  Thms. 12–23); ``soft-pe`` uses softmax with τ = 1 and unbounded features such as ``i`` or
+  features and τ(n) = 1/(λ n^k) (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1), the (a) parts
+  of Thms. 12–23); ``soft-pe`` uses softmax with τ = 1 and unbounded features such as ``i`` or
   ``n·(−1)^i`` that scale the scores (the (b) parts).
 * :class:`MaskMode` — *which masks exist*. ``strict`` may use every mask of the model
   (``strict-future`` j < i and ``strict-past`` j > i included); ``nonstrict`` uses only the
@@ -139,7 +139,7 @@ class Gadgets:
 
     def parity(self, f: FeatureFn, past: bool, even: bool) -> HeadPlan:
         """Attend to the nearest ``j`` (``j ≤ i`` if ``past``, else ``j ≥ i``) of the given
-        parity (Yang et al. (2026) Thm. 12's ``(−1)^i`` construction)."""
+        parity (Yang et al. (arXiv:2412.09925v1) Thm. 12's ``(−1)^i`` construction)."""
         raise NotImplementedError
 
     def sign(
@@ -165,7 +165,7 @@ class Gadgets:
 
 class HardGadgets(Gadgets):
     """Unique-hard heads for shifts and lookups, average-hard heads for counting and signs:
-    exact (Yang et al. (2026) Def. 4: UHAT/AHAT)."""
+    exact (Yang et al. (arXiv:2412.09925v1) Def. 4: UHAT/AHAT)."""
 
     target = Target.HARD
     uniform = Weighting.AVERAGE

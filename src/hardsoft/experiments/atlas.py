@@ -29,6 +29,8 @@ STATUS_COLOURS = {
     "pending": "#ffffff",
 }
 """The report's atlas colours (report/templates/atlas_table.html.j2), for the figure."""
+LABELS = {"learned": "learned in our runs", "not-learned": "not learned in our runs"}
+"""How the figure names the trained statuses (what our runs did, not what can be learned)."""
 KIND_MARKS = {"proof": "✓", "illustration": "illus.", "citation": "cited"}
 """How the figure marks a cell's evidence kind (✓ only for a proof that agrees)."""
 
@@ -167,7 +169,7 @@ def _plot(table: dict[str, Any], path: Path) -> None:
                     linewidth=2.0 if bad else 0.5,
                 )
             )
-            label = status.replace("not-learned", "not learned")
+            label = LABELS.get(status, status).replace(" in our", "\nin our")
             ax.text(
                 x + 0.5,
                 y + 0.5,
@@ -184,7 +186,7 @@ def _plot(table: dict[str, Any], path: Path) -> None:
     ax.set_yticklabels([r["title"] for r in rows], fontsize=8)
     ax.tick_params(length=0)
     handles = [
-        Patch(facecolor=c, edgecolor="#999999", label=s.replace("not-learned", "not learned"))
+        Patch(facecolor=c, edgecolor="#999999", label=LABELS.get(s, s))
         for s, c in STATUS_COLOURS.items()
     ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)

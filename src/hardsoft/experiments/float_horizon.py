@@ -363,7 +363,7 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
     title="Float horizon: where compiled models stop being exact in float32 / float64",
     version="2",
     order=46,
-    seed_ref="Yang et al. (2026) §4 (exact at every length, in exact arithmetic)",
+    seed_ref="Yang et al. (arXiv:2412.09925v1) §4 (exact at every length, in exact arithmetic)",
 )
 def run(ctx: Context) -> Result:
     rows = float32_rows(ctx.seed, n_max=1 << 15 if ctx.quick else 1 << 26, quick=ctx.quick)

@@ -297,7 +297,7 @@ def run(ctx: Context) -> Result:
         f"{positions:,} positions: {mismatches} mismatches (largest raw output error "
         f"{metrics['max_abs_error']:.2g}, read by each output's encoding). The certified "
         "temperatures are the compilers': the logic compiler's for C-RASP (Yang, Strobl, "
-        "Chiang & Angluin (TACL 2026) Thm. 21 and Cor. 23), one softmax head per B-RASP "
+        "Chiang & Angluin (arXiv:2412.09925v1) Thm. 21 and Cor. 23), one softmax head per B-RASP "
         "attention with τ = 1/(8n) (own construction, cf. Lemma 8), Theorem 26's τ(n) for RASP; "
         "soft-ln: τ = 1 and layer norm with ε = 0 for C-RASP's counting fragment (own "
         "construction, cf. Yang & Chiang (COLM 2024), main theorem; a program with #[pred], "

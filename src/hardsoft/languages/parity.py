@@ -1,7 +1,8 @@
 """PARITY over {0, 1}, in both conventions.
 
 - ``parity-even``: words with an even number of 1s (Hahn 2020's PARITY; the empty word is in).
-- ``parity-odd``: words with an odd number of 1s (the convention of Yang et al. (2026) §1).
+- ``parity-odd``: words with an odd number of 1s (the convention of Yang et al. (arXiv:2412.09925v1)
+  §1).
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ reads, a ``PWL`` at the first feed-forward stage after its inputs.
 
 Every head is an *average*-hardmax head. Tie rules become scores: ``rightmost`` adds
 ``(unit/2)·j/n`` to the score and ``leftmost`` subtracts it (Yang, Strobl, Chiang & Angluin
-(TACL 2026) Lemma 8), so the maximum is unique with gap ≥ unit/(2n) whenever distinct raw scores
-differ by ≥ unit. Heads without a score are uniform (W_Q = W_K = 0). Constants use the position
-feature ``1``."""
+(arXiv:2412.09925v1) Lemma 8), so the maximum is unique with gap ≥ unit/(2n) whenever distinct raw
+scores differ by ≥ unit. Heads without a score are uniform (W_Q = W_K = 0). Constants use the
+position feature ``1``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The named programs of Yang, Strobl, Chiang & Angluin (TACL 2026) §6: induction head, k-hop
-induction head, flip-flop and DYCK-k (Appendix E). Each computes exactly the per-position
+"""The named programs of Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) §6: induction head,
+k-hop induction head, flip-flop and DYCK-k (Appendix E). Each computes exactly the per-position
 reference of the language or task of the same name in :mod:`hardsoft.languages`
 (``prefix_reference``)."""
 
@@ -42,7 +42,7 @@ def _sum(xs) -> Linear:
 
 
 def dyck(k: int) -> Program:
-    """DYCK-k membership of every prefix, by the S-RASP program of Yang et al. (2026)
+    """DYCK-k membership of every prefix, by the S-RASP program of Yang et al. (arXiv:2412.09925v1)
     Appendix E, with the same-depth test on small integers.
 
     ``l`` counts left brackets through i (exactly, by :func:`count`); the height is
@@ -97,7 +97,8 @@ def dyck(k: int) -> Program:
         alphabet=alphabet,
         outputs=[out.lin()],
         gap="1/(2*n)",
-        description=f"DYCK-{k} membership of every prefix (Yang et al. (2026) Appendix E)",
+        description=f"DYCK-{k} membership of every prefix (Yang et al. (arXiv:2412.09925v1) "
+        "Appendix E)",
         reference=f"dyck{k}",
     )
 
@@ -148,7 +149,8 @@ def induction_head(k: int = 1, alphabet: tuple[str, ...] = INDUCTION_ALPHABET) -
         alphabet=tuple(alphabet),
         outputs=[out],
         gap="1/(2*n)",
-        description=f"{k}-hop induction head (Yang et al. (2026) §6): symbol index, -1 for none",
+        description=f"{k}-hop induction head (Yang et al. (arXiv:2412.09925v1) "
+        "§6): symbol index, -1 for none",
         reference="induction-head" if k == 1 else f"khop{k}",
     )
 
@@ -191,7 +193,8 @@ def flipflop() -> Program:
         alphabet=FLIPFLOP_ALPHABET,
         outputs=[out.lin()],
         gap="1/(2*n)",
-        description="the flip-flop language (Liu et al. 2023; Yang et al. (2026) §6), every prefix",
+        description="the flip-flop language (Liu et al. 2023; Yang et al. (arXiv:2412.09925v1) "
+        "§6), every prefix",
         reference="flipflop",
     )
 

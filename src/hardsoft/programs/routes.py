@@ -42,7 +42,7 @@ ROUTE_TARGETS = {
 CERT_NS = (10, 100, 1000, 5000)
 COROLLARY = "Cor. 18"
 """The result the logic route relates to: the formulas are past-only and compiled with future
-masks (Yang, Strobl, Chiang & Angluin (TACL 2026) Corollary 18, the future-masked form of
+masks (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Corollary 18, the future-masked form of
 Corollary 17). Whether the model is that construction is its label (``theorem``), from the
 heads' labels (:func:`hardsoft.compile.results.model_label`)."""
 
@@ -83,7 +83,7 @@ def check_route(name: str, route: str, target: str) -> None:
     routes = PROGRAM_ROUTES.get(name)
     if routes is not None and route not in routes:
         why = (
-            "; Yang et al. (2026) §6 conjecture that DYCK-2 is not definable in LTL"
+            "; Yang et al. (arXiv:2412.09925v1) §6 conjecture that DYCK-2 is not definable in LTL"
             if name == "dyck"
             else ""
         )

@@ -1,7 +1,7 @@
 """Compile a RASP program: lower it to an average-hard program (:mod:`.lower`), compile that
 with the AHAT compiler (:mod:`hardsoft.programs.compile`), check that every head is uniform or
 tieless (:mod:`hardsoft.programs.tieless`) and, for ``soft-temperature``, convert it to softmax
-with the temperature τ(n) of Yang, Strobl, Chiang & Angluin (TACL 2026) Theorem 26
+with the temperature τ(n) of Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Theorem 26
 (:mod:`hardsoft.programs.soften`). One route, the project's own compilers: RASP adds no
 parallel compiler, only the lowering.
 
@@ -338,7 +338,7 @@ def _certificate(
         "outputs": [o.entry for o in outs],
         "route": "RASP -> average-hard program (hardsoft.programs.dsl) -> AHAT"
         + (
-            " -> softmax, Yang et al. (2026) Theorem 26"
+            " -> softmax, Yang et al. (arXiv:2412.09925v1) Theorem 26"
             if target is Target.SOFT_TEMPERATURE
             else ""
         ),
