@@ -97,7 +97,7 @@ def _cells(
             continue  # the row's other columns carry claims of their own
         cell = dict(cell, user_row=False, row_title=row.title, language=row.language)
         cell["row_source"] = (
-            f"the DFA of {row.language} ({row.source}; `hardsoft language dfa {row.language}`)"
+            f"the DFA of {row.language} ({row.source}; hardsoft language dfa {row.language})"
         )
         cell.update(
             version=version,
@@ -105,7 +105,7 @@ def _cells(
             error=None,
             regenerate=record["command"] + f" --out {out}",
             evidence_path=str(Path("cells") / row.id / cell["column"] / EVIDENCE_FILE),
-            seconds=seconds,
+            seconds=0.0 if cells else seconds,  # the record's time, counted once per row
         )
         ev = cell["evidence"] = dict(cell["evidence"])
         ev["artefacts"] = {**ev["artefacts"], "decision": str(_folder(Path(), row) / RECORD_FILE)}
