@@ -13,10 +13,18 @@ from pathlib import Path
 import pytest
 
 from hardsoft.atlas import regular_rows
-from hardsoft.atlas.build import VERSION, build_atlas, summarize
+from hardsoft.atlas.build import VERSION, build_atlas, plan, summarize
 from hardsoft.atlas.checks import run_check
 from hardsoft.atlas.evidence import class_violations
-from hardsoft.atlas.table import CLAIMS, COLUMN_IDS, REGULAR_COLUMNS, ROWS, column, row
+from hardsoft.atlas.table import (
+    CLAIMS,
+    COLUMN_IDS,
+    FULL_ONLY,
+    REGULAR_COLUMNS,
+    ROWS,
+    column,
+    row,
+)
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import get_language
 
@@ -139,3 +147,11 @@ def test_modular_arithmetic_hinges_on_one_symbol_at_odd_lengths() -> None:
     assert check.passed and check.numbers["lengths"] == [17, 65, 257]
     x, y = (check.numbers["pairs"]["17"][k] for k in ("x", "x_prime"))
     assert get_language(r.language).member(x) != get_language(r.language).member(y)
+
+
+def test_full_only_rows_are_left_out_of_quick_unless_named() -> None:
+    quick = {j.row for j in plan(None, None, quick=True)}
+    full = {j.row for j in plan(None, None, quick=False)}
+    assert full - quick == set(FULL_ONLY) and set(FULL_ONLY) <= {r.id for r in REGULAR}
+    assert {j.row for j in plan({"tomita7"}, None, quick=True)} == {"tomita7"}
+    assert all(j.column is None for j in plan({"tomita7"}, {"uhat-strict"}, quick=True))

@@ -244,11 +244,14 @@ def table_row(row_id: str) -> Row:
     return next(r for r in ROWS if r.id == row_id)
 
 
-def plan(rows_sel: set[str] | None, cols_sel: set[str] | None) -> list[Job]:
-    """The jobs of the selected rows and columns, in the table's order."""
+def plan(rows_sel: set[str] | None, cols_sel: set[str] | None, quick: bool = True) -> list[Job]:
+    """The jobs of the selected rows and columns, in the table's order (``--quick`` leaves
+    out the rows that are not ``Row.quick`` unless ``--only`` names them)."""
     jobs = []
     for row in ROWS:
         if rows_sel is not None and row.id not in rows_sel:
+            continue
+        if quick and not row.quick and rows_sel is None:
             continue
         if row.regular and (cols_sel is None or cols_sel & set(REGULAR_COLUMNS)):
             jobs.append(Job(row.id))
@@ -383,7 +386,9 @@ def build_atlas(
     out = Path(out)
     rows_sel, cols_sel = parse_only(only)
     started = time.perf_counter()
-    cells = run_jobs(plan(rows_sel, cols_sel), out, quick, force, executor, address, cpus, progress)
+    cells = run_jobs(
+        plan(rows_sel, cols_sel, quick), out, quick, force, executor, address, cpus, progress
+    )
     cells = [c for c in cells if cols_sel is None or c["column"] in cols_sel]
     extra: list[dict[str, Any]] = []
     if rows_sel is None:

@@ -91,7 +91,7 @@ def _cells(
     row: Row, record: dict[str, Any], out: Path, quick: bool, version: str, seconds: float
 ) -> list[dict[str, Any]]:
     """The machinery's cells of the record, as built-in cells of the row."""
-    cells = []
+    cells: list[dict[str, Any]] = []
     for cell in user_cells(record, out):
         if cell["column"] not in REGULAR_COLUMNS:
             continue  # the row's other columns carry claims of their own
