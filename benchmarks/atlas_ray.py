@@ -51,6 +51,10 @@ def _run(folder: Path, only: str, executor: str, cpus: int | None) -> tuple[floa
     return seconds, cpu, json.loads(done.stdout)
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupted(folder: Path, only: str, after: float, cpus: int | None) -> tuple[int, float, int]:
     """A Ray build stopped by SIGINT after ``after`` seconds: how many cells it had stored,
     how long it took to exit, and its exit status."""
@@ -58,7 +62,13 @@ def _interrupted(folder: Path, only: str, after: float, cpus: int | None) -> tup
     cmd += ["--out", str(folder), "--executor", "ray", "--json"]
     cmd += ["--cpus", str(cpus)] if cpus is not None else []
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        preexec_fn=_default_sigint,  # a background job ignores SIGINT, and so would its child
+    )
     time.sleep(after)
     proc.send_signal(signal.SIGINT)
     started = time.perf_counter()

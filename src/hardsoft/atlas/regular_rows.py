@@ -62,8 +62,8 @@ def stored(row: Row, out: Path, quick: bool, version: str) -> list[dict[str, Any
         return None  # the language's DFA changed
     cells = _cells(row, meta["record"], out, quick, version, meta.get("seconds", 0.0))
     arts = [p for c in cells for p in ((c.get("evidence") or {}).get("artefacts") or {}).values()]
-    if not all((out / p).is_file() for p in arts):
-        return None
+    if not all((out / p).is_file() for p in [*arts, *(c["evidence_path"] for c in cells)]):
+        return None  # a model, the record or a cell's evidence.json is gone: build it again
     for c in cells:
         c["reused"] = True
     return cells

@@ -276,8 +276,8 @@ class Row:
 
 
 TOMITA = (
-    "Tomita (1982), as listed by Weiss, Goldberg & Yahav (ICML 2018, §6) and Bhattamishra, "
-    "Ahuja & Goyal (EMNLP 2020, §5)"
+    "Tomita (1982), as listed by Weiss, Goldberg & Yahav (ICML 2018) and Bhattamishra, Ahuja "
+    "& Goyal (EMNLP 2020)"
 )
 FLARE = (
     "Butoi, Khalighinejad, Svete, Valvoda, Cotterell & DuSell (ICLR 2025), Table 1 (FLaRe's "

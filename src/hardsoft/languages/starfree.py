@@ -124,8 +124,8 @@ class Repeat01(ABStar):
 
 class BoundedDyck(Language):
     """DYCK-k (``k`` bracket types, :class:`~hardsoft.languages.dyck.Dyck`) with nesting depth
-    at most ``depth``; the empty word is in. ``dyck2-depth3`` is FLaRe's Dyck-(2, 3) (Butoi et
-    al. (ICLR 2025), Table 1)."""
+    at most ``depth`` (Dyck-(k, D) of Yao et al. (ACL 2021)); the empty word is in.
+    ``dyck2-depth3`` is FLaRe's Dyck-(2, 3) (Butoi et al. (ICLR 2025), Table 1)."""
 
     def __init__(self, depth: int, k: int = 1) -> None:
         if depth < 1:
@@ -139,8 +139,12 @@ class BoundedDyck(Language):
         self.description = f"balanced strings over {pairs} nested at most {depth} deep"
         if k > 1:
             self.description += (
-                f": Dyck-({k}, {depth}) of Butoi, Khalighinejad, Svete, Valvoda, Cotterell & "
-                "DuSell (ICLR 2025), Table 1"
+                f": Dyck-({k}, {depth}) of Yao, Peng, Papadimitriou & Narasimhan (ACL 2021)"
+            )
+        if (k, depth) == (2, 3):
+            self.description += (
+                ", FLaRe's Dyck-(2, 3) (Butoi, Khalighinejad, Svete, Valvoda, Cotterell & "
+                "DuSell (ICLR 2025), Table 1)"
             )
 
     def _heights(self, word: str) -> np.ndarray:

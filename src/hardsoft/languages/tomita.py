@@ -28,8 +28,8 @@ from hardsoft.languages.automaton import AutomatonSampled
 from hardsoft.languages.regular import DFA, dfa_from_json, dfa_from_regex
 
 CITATION = (
-    "Tomita (1982); the standard list of Weiss, Goldberg & Yahav (ICML 2018, §6) and "
-    "Bhattamishra, Ahuja & Goyal (EMNLP 2020, §5)"
+    "Tomita (1982); the standard list of Weiss, Goldberg & Yahav (ICML 2018) and "
+    "Bhattamishra, Ahuja & Goyal (EMNLP 2020)"
 )
 
 
