@@ -120,7 +120,8 @@ def test_rows_are_labelled_by_name_and_names_are_not_reused_silently(tmp_path) -
                 "--out", str(tmp_path))  # fmt: skip
         assert r.rc == 0, r.err
     table = json.loads((tmp_path / "atlas.json").read_text())
-    assert [r["title"] for r in table["rows"]] == ["1*", "one", "two"]  # one expression, 2 rows
+    titles = [r["title"] for r in table["rows"]]
+    assert titles == ["1* (Tomita 1)", "one", "two"]  # one expression, 2 rows
     add_row(tmp_path, "one", regex="a*", alphabet="ab")  # the same language again: fine
     r = run("atlas", "add-row", "--regex", "b*", "--name", "one", "--alphabet", "ab",
             "--out", str(tmp_path))  # fmt: skip

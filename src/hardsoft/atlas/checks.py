@@ -11,9 +11,10 @@ check here tests that property of the row's language against its oracle (or deci
   compared with an independent definition on every word up to a length;
 * ``dyck1-projection`` — on words over ``()`` the row's language is DYCK-1 (so DYCK-1
   reduces to it by the identity map, and Hahn's 1DYCK argument and DYCK-1 ∉ AC⁰ transfer);
-* ``one-symbol`` — at every tested length n, two words differing in one position i < n with
-  different answers at the last position ("acceptance hinges on one symbol", the hypothesis
-  under which Lemma 5 rules out a fixed margin);
+* ``one-symbol`` — at every tested length n (or n + 1 where n has words of one kind only), two
+  words differing in one position i < n with different answers at the last position
+  ("acceptance hinges on one symbol", the hypothesis under which Lemma 5 rules out a fixed
+  margin);
 * ``counting`` — the row's K_t[#] definition (prefix counts ``#<`` only) is in that
   fragment and defines the row's language: the logic evaluator against the oracle on every
   word up to a length and on random members and near misses of longer lengths;
@@ -208,9 +209,18 @@ def flip_pair(lang: Language, n: int, rng: np.random.Generator) -> dict[str, Any
     return None
 
 
+def _both_kinds(lang: Language, n: int) -> int:
+    """``n``, or ``n + 1`` where a language has no members or no non-members of length n (its
+    members may all have odd length, as FLaRe's modular arithmetic's do): acceptance hinging
+    on one symbol at infinitely many lengths is what Lemma 5's argument needs."""
+    if lang.kind != "language" or (lang.has_members(n) and lang.has_nonmembers(n)):
+        return n
+    return n + 1
+
+
 def check_one_symbol(row: Row, lang: Language, sizes: Sizes) -> Check:
     rng = np.random.default_rng(0)
-    pairs = {n: flip_pair(lang, n, rng) for n in sizes.lengths}
+    pairs = {m: flip_pair(lang, m, rng) for m in (_both_kinds(lang, n) for n in sizes.lengths)}
     missing = [n for n, p in pairs.items() if p is None]
     what = "membership" if lang.kind == "language" else "the task's answer"
     summary = (

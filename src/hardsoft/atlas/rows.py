@@ -72,13 +72,20 @@ def decide_row(
                 f"--alphabet {alphabet!r} is not the DFA file's {''.join(dfa.alphabet)!r}"
             )
         source = {"dfa_file": str(dfa_file)}
-    decision = decide_star_free(dfa)
     regen = (
         f"hardsoft atlas add-row --regex {shlex.quote(regex)} --name {name} --alphabet "
         f"{shlex.quote(''.join(dfa.alphabet))}"
         if regex is not None
         else f"hardsoft atlas add-row --dfa {shlex.quote(str(dfa_file))} --name {name}"
     )
+    return describe(name, dfa, source, regen)
+
+
+def describe(name: str, dfa: DFA, source: dict[str, Any], command: str) -> dict[str, Any]:
+    """The record of a regular row before any construction: its source, the minimal DFA and
+    the star-free decision (``command`` regenerates it). Shared by ``atlas add-row`` and the
+    atlas's built-in regular rows (:mod:`hardsoft.atlas.regular_rows`)."""
+    decision = decide_star_free(dfa)
     return {
         "name": name,
         **source,
@@ -93,8 +100,19 @@ def decide_row(
             else "not recognised by any masked unique-hard transformer without position features"
         ),
         "citation": DECISION_CITATION,
-        "command": regen,
+        "command": command,
     }
+
+
+def settle(record: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Build what the row's record promises (models and checks under ``folder``) and set its
+    status: the step after :func:`describe`, shared by ``atlas add-row`` and the built-in
+    regular rows."""
+    if record["star_free"]:
+        dfa = dfa_from_file_dict(record["dfa"])
+        record["construction"] = construct(record["name"], dfa, folder)
+    record["status"] = status_of(record)
+    return record
 
 
 def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
@@ -198,10 +216,7 @@ def add_row(
     rows = Path(out) / "rows"
     if not force:
         _refuse_overwrite(rows, record)
-    if record["star_free"]:
-        dfa = dfa_from_file_dict(record["dfa"])
-        record["construction"] = construct(name, dfa, rows)
-    record["status"] = status_of(record)
+    settle(record, rows)
     write_json(rows / f"{name}.dfa.json", record["dfa"])
     record["evidence_path"] = str(rows / f"{name}.json")
     write_json(rows / f"{name}.json", record)

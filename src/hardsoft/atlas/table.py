@@ -264,7 +264,15 @@ class Row:
     ``counting``: a definition in the counting logic K_t[#] of Yang & Chiang (2024) (prefix
     counts ``#<`` only; C-RASP), which the layer-norm column checks; ``fooling``: two symbols
     ``(u, v)`` such that the prefixes u^i are pairwise inequivalent, separated by the suffixes
-    v^i (a Myhill–Nerode check that the language is not regular)."""
+    v^i (a Myhill–Nerode check that the language is not regular).
+
+    A *regular row* (``regular``) takes its construction columns (:data:`REGULAR_COLUMNS`)
+    from the regular-row machinery of ``atlas add-row --dfa`` run on its language's own DFA
+    (:meth:`~hardsoft.languages.Language.automaton`, tested against the oracle), so they
+    settle what that machinery settles; ``star_free`` is the answer the theory gives for the
+    row (its syntactic monoid, by hand), which the decision run here must reproduce, and
+    ``source`` cites where the language is defined. ``quick``: whether ``--quick`` builds the
+    row unless ``--only`` names it (every row is built in ``--full``)."""
 
     id: str
     title: str
@@ -279,6 +287,50 @@ class Row:
     layernorm: str | None = None
     """The formula the soft-ln column compiles where it is not ``counting`` (a counting
     definition with a periodic predicate of Huang et al. (ICLR 2025), outside K_t[#])."""
+    regular: bool = False
+    star_free: bool | None = None
+    source: str = ""
+    quick: bool = True
+
+
+TOMITA = (
+    "Tomita (1982), as listed by Weiss, Goldberg & Yahav (ICML 2018) and Bhattamishra, Ahuja "
+    "& Goyal (EMNLP 2020)"
+)
+FLARE = (
+    "Butoi, Khalighinejad, Svete, Valvoda, Cotterell & DuSell (ICLR 2025), Table 1 (FLaRe's "
+    "regular languages)"
+)
+BARRINGTON = (
+    "Barrington (1989), main theorem: the word problem of a non-solvable group such as A5 is "
+    "NC¹-complete"
+)
+YAO = (
+    "Yao, Peng, Papadimitriou & Narasimhan (ACL 2021): Dyck-(k, D), k bracket types nested at "
+    "most D deep"
+)
+
+
+FULL_ONLY = ("tomita7", "even-pairs", "dyck2-depth2", "dyck2-depth3")
+"""Regular rows left out of ``--quick`` (docs/atlas.md, "The regular rows"): star-free rows
+whose bounded formula search spends its whole budget and finds nothing, to show "possible"
+(about 4 s of CPU each, most of what the regular rows added to the quick atlas)."""
+
+
+def _regular(
+    rid: str, title: str, language: str, alphabet: str, star_free: bool, source: str
+) -> Row:
+    """A regular row (its construction columns from the regular-row machinery)."""
+    return Row(
+        rid,
+        title,
+        language,
+        alphabet,
+        regular=True,
+        star_free=star_free,
+        source=source,
+        quick=rid not in FULL_ONLY,
+    )
 
 
 ROWS: tuple[Row, ...] = (
@@ -340,7 +392,33 @@ ROWS: tuple[Row, ...] = (
         regex=".*ab.*",
         counting="#<['b' & #<['a'] > 0] > 0",
     ),
-    Row("ones-star", "1*", "ones-star", "01", "'1' & !P '0'", regex="1*", counting="#<['0'] = 0"),
+    Row(
+        "ones-star",
+        "1* (Tomita 1)",
+        "ones-star",
+        "01",
+        "'1' & !P '0'",
+        regex="1*",
+        counting="#<['0'] = 0",
+    ),
+    *(
+        _regular(f"tomita{k}", f"Tomita {k}", f"tomita{k}", "01", star_free, TOMITA)
+        for k, star_free in ((2, True), (3, False), (4, True), (5, False), (6, False), (7, True))
+    ),
+    _regular("even-pairs", "even pairs", "even-pairs", "01", True, FLARE),
+    _regular("repeat-01", "(01)* (repeat 01)", "repeat-01", "01", True, FLARE),
+    _regular("cycle-navigation", "cycle navigation", "cycle-navigation", "<>=01234", False, FLARE),
+    _regular(
+        "modular-arithmetic",
+        "modular arithmetic",
+        "modular-arithmetic-simple",
+        "01234+-*=",
+        False,
+        FLARE,
+    ),
+    _regular("dyck2-depth2", "DYCK-(2, 2)", "dyck2-depth2", "()[]", True, YAO),
+    _regular("dyck2-depth3", "DYCK-(2, 3)", "dyck2-depth3", "()[]", True, f"{FLARE}; {YAO}"),
+    _regular("a5-identity", "A5 word problem", "a5-identity", "ab", False, BARRINGTON),
     Row(
         "induction-head",
         "induction head",
@@ -353,6 +431,9 @@ ROWS: tuple[Row, ...] = (
     Row("flipflop", "flip-flop", "flipflop", "wri01", program=("flipflop", None)),
 )
 ROW_IDS = tuple(r.id for r in ROWS)
+REGULAR_COLUMNS = ("uhat-strict", "uhat-pe", "ahat", "soft-tau", "soft-tau-pe", "soft-pe")
+"""The columns whose cells a regular row takes from the regular-row machinery (no claim of
+its own there: the machinery settles what it can, the rest shows no cell)."""
 
 
 @dataclass(frozen=True)
@@ -619,6 +700,9 @@ def _claims() -> dict[tuple[str, str], Claim]:
             "soft-pe": _con(f"{LOGIC_ROUTE}, part (b): τ = 1", "program-logic"),
             "soft-ln": _open(LN_OPEN),
         }
+    for r in ROWS:
+        if r.regular:  # the construction columns come from the regular-row machinery
+            c[r.id] = {"soft-ln": _open(LN_OPEN)}
     for rid, cells in c.items():
         task = rid in TASK_ROWS
         note = TASK_MARGIN_NOTE if task else MARGIN_NOTE
@@ -628,6 +712,8 @@ def _claims() -> dict[tuple[str, str], Claim]:
     out: dict[tuple[str, str], Claim] = {}
     for rid, cells in c.items():
         for cid in COLUMN_IDS:
+            if by[rid].regular and cid in REGULAR_COLUMNS:
+                continue
             if cid in ("trained-transformer", "trained-lstm"):
                 out[(rid, cid)] = _learned(rid)
             else:

@@ -2,8 +2,9 @@
 experiment. Every cell's claim comes from :mod:`hardsoft.atlas.table`; its evidence is run here
 (compiled models checked exactly, the checks that cited theorems apply, illustrations on single
 models, training runs) and stored under the run folder's ``atlas/`` (the same files
-``hardsoft atlas --out RUN/atlas`` reads and reuses). The summary counts proofs, illustrations
-and citations apart."""
+``hardsoft atlas --out RUN/atlas`` reads and reuses), cell by cell on the context's executor (in
+this process, or as Ray tasks with ``reproduce --executor ray``). The summary counts proofs,
+illustrations and citations apart."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def run(ctx: Context) -> Result:
     from hardsoft.atlas.build import build_atlas
 
     out = ctx.figures_dir.parent / "atlas"
-    table = build_atlas(out, quick=ctx.quick)
+    table = build_atlas(out, quick=ctx.quick, executor=ctx.executor, address=ctx.address)
     columns = [c["title"] for c in table["columns"]]
     by = {(c["row"], c["column"]): c for c in table["cells"]}
     rows = []

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hardsoft.languages.base import Language, _as_rng, check_length, codes_to_words
+from hardsoft.languages.regular import DFA, dfa_from_json
 
 
 class Parity(Language):
@@ -41,6 +42,13 @@ class Parity(Language):
 
     def _member(self, word: str) -> bool:
         return (word.count("1") % 2 == 1) == self.odd
+
+    def automaton(self) -> DFA:
+        """Two states, the parity of the 1s read so far."""
+        edges = {"even": {"0": "even", "1": "odd"}, "odd": {"0": "odd", "1": "even"}}
+        accept = ["odd" if self.odd else "even"]
+        data = {"alphabet": "01", "start": "even", "accept": accept, "transitions": edges}
+        return dfa_from_json(data, f"{self.name} DFA")
 
     def members(self, words: Sequence[str]) -> np.ndarray:
         for w in words:
