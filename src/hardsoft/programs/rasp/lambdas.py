@@ -11,8 +11,9 @@ exactly. :func:`read_map` and :func:`read_predicate` do that, and only when it i
    variables must equal the function's own (``__code__``): the AST read is exactly the
    function that runs;
 3. the body must be in a tiny grammar: the arguments, int/float constants (literals, or the
-   closure's and globals' values), ``+``, ``-``, ``*`` and ``/`` by a constant, and (for
-   predicates) one comparison of two such expressions.
+   closure's and globals' values), ``+``, ``-``, ``*`` and ``/`` by a constant, ``%`` and
+   ``//`` by a positive integer constant, and (for predicates) one comparison of two such
+   expressions.
 
 Anything else returns None and the lambda stays a Python function. On numbers, the reading
 computes what Python computes (the same operations in the same order up to exact integer
@@ -29,7 +30,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from hardsoft.programs.rasp.ops import Affine, Compare, Compose, ElementOp, Relation
+from hardsoft.programs.rasp.ops import (
+    Affine,
+    Compare,
+    Compose,
+    ElementOp,
+    FloorDiv,
+    Modulo,
+    Relation,
+)
 
 _RELATIONS = {
     ast.Eq: Relation.EQ,
@@ -221,18 +230,48 @@ def read_map(f: Any, arity: int = 1) -> ElementOp | None:
             return Compare(_RELATIONS[type(body.ops[0])], binary=True)
         return None
     (x,) = args
+    modular = _modular(body, x, f)
+    if modular is not None:
+        return modular
     if isinstance(body, ast.IfExp):
         return _conditional(body, x, f)
     if isinstance(body, ast.Compare) and len(body.ops) == 1 and type(body.ops[0]) in _RELATIONS:
-        left = _linear(body.left, (x,), f)
         right = _linear(body.comparators[0], (x,), f)
-        if left is None or right is None or right.coefs:
-            return None
-        inner = _affine(left, (x,))
+        inner = _modular(body.left, x, f)
         if inner is None:
+            left = _linear(body.left, (x,), f)
+            inner = None if left is None else _affine(left, (x,))
+        if inner is None or right is None or right.coefs:
             return None
         compare = Compare(_RELATIONS[type(body.ops[0])], _plain(right.const))
         return Compose(inner, compare)
+    return None
+
+
+def _modular(node: ast.expr, x: str, f: types.FunctionType) -> ElementOp | None:
+    """``aff(x) % m`` or ``aff(x) // m`` with integer coefficients and a positive integer
+    constant ``m`` (a literal or a closure's value); None otherwise."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv))):
+        return None
+    left, right = _linear(node.left, (x,), f), _linear(node.right, (x,), f)
+    if left is None or right is None or right.coefs:
+        return None
+    m = right.const
+    if m.denominator != 1 or m <= 0 or not isinstance(_constant_value(node.right, f), int):
+        return None
+    inner = _affine(left, (x,))
+    if inner is None:
+        return None
+    op = Modulo(int(m)) if isinstance(node.op, ast.Mod) else FloorDiv(int(m))
+    return op if inner == Affine((1,), 0) else Compose(inner, op)
+
+
+def _constant_value(node: ast.expr, f: types.FunctionType) -> Any:
+    """The Python value of a constant operand (a literal or a name), to tell 2 from 2.0."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return _value_of(node.id, f)
     return None
 
 

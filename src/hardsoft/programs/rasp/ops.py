@@ -200,6 +200,32 @@ class Quotient(ElementOp):
 
 
 @dataclass(frozen=True)
+class Modulo(ElementOp):
+    """``x % m`` for a positive integer ``m`` (Python's remainder: in [0, m))."""
+
+    modulus: int
+
+    def __call__(self, *args: Any) -> Any:
+        return args[0] % self.modulus
+
+    def describe(self, *names: str) -> str:
+        return f"{names[0]} % {self.modulus}"
+
+
+@dataclass(frozen=True)
+class FloorDiv(ElementOp):
+    """``x // m`` for a positive integer ``m`` (Python's floor division)."""
+
+    modulus: int
+
+    def __call__(self, *args: Any) -> Any:
+        return args[0] // self.modulus
+
+    def describe(self, *names: str) -> str:
+        return f"{names[0]} // {self.modulus}"
+
+
+@dataclass(frozen=True)
 class Compose(ElementOp):
     """``outer(inner(x))``: what Tracr's Map simplification makes of a Map of a Map."""
 
