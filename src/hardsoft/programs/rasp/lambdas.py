@@ -37,7 +37,9 @@ from hardsoft.programs.rasp.ops import (
     ElementOp,
     FloorDiv,
     Modulo,
+    Pack,
     Relation,
+    Unpack,
 )
 
 _RELATIONS = {
@@ -351,3 +353,100 @@ def read_predicate(f: Any) -> Reading | None:
     if not _integral(diff):
         return None
     return Reading(diff.coefs.get(k, Fraction(0)), diff.coefs.get(q, Fraction(0)), diff.const, rel)
+
+
+def _is_builtin(name: str, f: types.FunctionType) -> bool:
+    """Whether ``name`` in ``f`` is the builtin of that name (not shadowed)."""
+    code = f.__code__
+    return name not in code.co_freevars and name not in f.__globals__
+
+
+def _pair(node: ast.expr, x: str, y: str, star: bool) -> bool:
+    """Whether ``node`` is ``(x, y)`` (``(*x, y)`` with ``star``)."""
+    if not (isinstance(node, ast.Tuple) and len(node.elts) == 2):
+        return False
+    first, second = node.elts
+    if star:
+        ok = isinstance(first, ast.Starred) and isinstance(first.value, ast.Name)
+        first = first.value if ok else first  # type: ignore[attr-defined]
+    return (
+        isinstance(first, ast.Name)
+        and first.id == x
+        and isinstance(second, ast.Name)
+        and second.id == y
+    )
+
+
+def read_pack(f: Any) -> Pack | None:
+    """``lambda x, y: (x, y)``, or Tracr's ``make_nary_sequencemap`` step ``lambda x, y: (*x,
+    y) if isinstance(x, tuple) else (x, y)`` (``isinstance`` and ``tuple`` the builtins)."""
+    found = _body(f, 2)
+    if found is None:
+        return None
+    body, (x, y) = found
+    if _pair(body, x, y, star=False):
+        return Pack(flatten=False)
+    if not isinstance(body, ast.IfExp):
+        return None
+    test = body.test
+    is_check = (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and not test.keywords
+        and len(test.args) == 2
+        and isinstance(test.args[0], ast.Name)
+        and test.args[0].id == x
+        and isinstance(test.args[1], ast.Name)
+        and test.args[1].id == "tuple"
+        and _is_builtin("isinstance", f)
+        and _is_builtin("tuple", f)
+    )
+    if is_check and _pair(body.body, x, y, star=True) and _pair(body.orelse, x, y, star=False):
+        return Pack(flatten=True)
+    return None
+
+
+def read_unpack(f: Any, size: int) -> Unpack | None:
+    """``lambda args: g(*args)`` with ``g`` a lambda of ``size`` arguments read by
+    :func:`read_map` (Tracr's ``make_nary_sequencemap`` final step)."""
+    found = _body(f, 1)
+    if found is None:
+        return None
+    body, (args,) = found
+    if not (
+        isinstance(body, ast.Call)
+        and isinstance(body.func, ast.Name)
+        and not body.keywords
+        and len(body.args) == 1
+        and isinstance(body.args[0], ast.Starred)
+        and isinstance(body.args[0].value, ast.Name)
+        and body.args[0].value.id == args
+    ):
+        return None
+    inner = read_map(_value_of(body.func.id, f), size) if size <= 2 else _read_affine(
+        _value_of(body.func.id, f), size
+    )  # fmt: skip
+    return None if inner is None else Unpack(inner, size)
+
+
+def _read_affine(f: Any, arity: int) -> Affine | None:
+    """A lambda of ``arity`` arguments whose body is an affine map with integer coefficients."""
+    found = _body(f, arity)
+    if found is None:
+        return None
+    body, args = found
+    lin = _linear(body, args, f)
+    return None if lin is None else _affine(lin, args)
+
+
+def unread_reason(f: Any) -> str:
+    """Why :func:`read_map` did not read ``f`` (for refusals)."""
+    if not isinstance(f, types.FunctionType) or f.__code__.co_name != "<lambda>":
+        return "it is not a lambda"
+    node = _lambda_node(f)
+    if node is None:
+        return "its source was not found (or does not compile to the function)"
+    if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in ast.walk(node)):
+        return "it divides with /, whose float rounding is not an exact operation on integers"
+    return "its body is not an affine map, a % or // by a constant, or one comparison"

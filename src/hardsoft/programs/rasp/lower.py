@@ -29,6 +29,7 @@ reason (:attr:`Lowering.bounded`).
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -47,6 +48,7 @@ from hardsoft.programs.rasp.domains import (
     Finite,
     Ints,
     Reals,
+    Tuples,
     affine_bounds,
     distinct,
     dyadic_scale,
@@ -57,7 +59,7 @@ from hardsoft.programs.rasp.domains import (
 )
 from hardsoft.programs.rasp.gadgets import Onehot, finite_compare, int_compare
 from hardsoft.programs.rasp.graph import statements, topological
-from hardsoft.programs.rasp.lambdas import read_map
+from hardsoft.programs.rasp.lambdas import read_map, read_pack, read_unpack, unread_reason
 from hardsoft.programs.rasp.lowered import Low, Note, Ratio, enumerate_values
 from hardsoft.programs.rasp.ops import (
     Affine,
@@ -68,6 +70,7 @@ from hardsoft.programs.rasp.ops import (
     Logic,
     LogicKind,
     Modulo,
+    Pack,
     Product,
     Relation,
 )
@@ -357,6 +360,8 @@ class Lowering:
         x = self.low(sop.inner)
         if isinstance(x.domain, Finite) and (x.onehot is not None or sop.op is None):
             return self._table(who, name, sop.f, [x])
+        if x.parts is not None:
+            return self._unpack(who, name, sop, x)
         op = sop.op or self._read(name, sop.f, 1)
         if op is not None:
             try:
@@ -371,7 +376,7 @@ class Lowering:
                 who,
                 f"applies a Python function to {x.name}, whose values are "
                 f"{x.domain.describe()} and {_change(x)}; a function is a table only over "
-                "finitely many values",
+                f"finitely many values (the function is not read: {unread_reason(sop.f)})",
                 boundable=_listable(x),
             )
         return self._table(who, name, sop.f, [x])
@@ -582,6 +587,9 @@ class Lowering:
         if isinstance(x.domain, Finite) and isinstance(y.domain, Finite):
             return self._table(who, name, sop.f, [x, y])
         op = sop.op or self._read(name, sop.f, 2)
+        pack = read_pack(sop.f) if op is None and self.max_len is None else None
+        if pack is not None:
+            return self._pack(name, pack, x, y)
         try:
             if isinstance(op, Affine):
                 return self._affine(who, name, op, [x, y])
@@ -599,10 +607,52 @@ class Lowering:
                 who,
                 f"applies a Python function to {' and '.join(v.name for v in unbounded)}, whose "
                 f"values {_change(unbounded[0])}; a function is a table only over finitely many "
-                "values",
+                f"values (the function is not read: {unread_reason(sop.f)})",
                 boundable=all(_listable(v) for v in unbounded),
             )
         return self._table(who, name, sop.f, [x, y])
+
+    def _pack(self, name: str, pack: Pack, x: Low, y: Low) -> Low:
+        """A tuple of SOps (one unbounded) carried as its components: Tracr's
+        ``make_nary_sequencemap`` builds ``(*x, y)`` step by step."""
+        head = [x]
+        if x.parts is not None and pack.flatten:
+            head = list(x.parts)
+        elif pack.flatten and isinstance(x.domain, Finite) and x.domain.values:
+            sizes = {len(v) if isinstance(v, tuple) else None for v in x.domain.values}
+            if len(sizes) != 1:
+                raise Unsupported(
+                    name, f"packs {x.name}, whose values are tuples of different sizes"
+                )
+            (size,) = sizes
+            if size is not None:  # components of a finite tuple: tables
+                head = [
+                    self._table(name, f"{name}[{k}]", operator.itemgetter(k), [x])
+                    for k in range(size)
+                ]
+        parts = [*head, y]
+        nullable = any(p.domain.nullable for p in parts)
+        self.gadget(name, f"the tuple {pack.describe(x.name, y.name)}: carried as its components")
+        return Low(name, Tuples(tuple(p.domain for p in parts), nullable), parts=parts)
+
+    def _unpack(self, who: str, name: str, sop: R.Map, x: Low) -> Low:
+        """A function of a tuple carried as its components, read as a function of them."""
+        assert x.parts is not None
+        op = read_unpack(sop.f, len(x.parts))
+        if op is None:
+            raise Unsupported(
+                who,
+                f"applies a Python function to the tuples {x.name} ({x.domain.describe()}), "
+                "which is not read as an affine map of their components",
+                boundable=True,
+            )
+        self.gadget(name, f"read the lambda as {op.describe(x.name)}")
+        if isinstance(op.inner, Affine):
+            return self._affine(who, name, op.inner, list(x.parts))
+        if isinstance(op.inner, Compare) and op.inner.binary:
+            diff = self._affine(who, f"{name}.diff", Affine((1, -1)), list(x.parts))
+            return self._compare(who, name, diff, op.inner.relation, 0)
+        raise Unsupported(who, f"{op.describe(x.name)} has no exact gadget", boundable=True)
 
     def _product(self, who: str, name: str, x: Low, y: Low) -> Low:
         """``x * y`` where one factor is 0 or 1 and the other bounded: a ReLU gate."""
