@@ -152,9 +152,9 @@ def test_refusals_name_the_operation_and_why() -> None:
     weird = rasp.Map(lambda i: i * i % 7, rasp.indices).named("weird")
     with pytest.raises(NeedsMaxLen, match=r"Map weird applies a Python function to indices"):
         compile_rasp(weird, "ab")
-    count = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ))
+    half = rasp.Map(lambda i: i / 2, rasp.indices).named("half")  # a categorical real
     with pytest.raises(NeedsMaxLen, match="declare it numerical"):
-        compile_rasp(count.named("c"), "ab")  # a categorical count: one output per value
+        compile_rasp(half, "ab")
     with pytest.raises(HardsoftError, match="ConstantSOp"):
         compile_rasp(rasp.ConstantSOp([1, 2]), "ab")
     bad = rasp.Map(lambda v: int(v), rasp.tokens).named("to_int")

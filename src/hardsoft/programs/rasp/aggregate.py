@@ -251,7 +251,8 @@ class Selections:
                 form = self.lw.selectors.analyse(sop.selector, who, lookups=False)
         if isinstance(form, Lookup):
             t = self.lw.integer(self.lw.low(form.queries), who) + 1.0
-            head = dsl.lookup_int(t, read, label=f"{name}.lookup")
+            mask = "future" if self.lw.causal else "none"  # causal: the lookup is behind
+            head = dsl.lookup_int(t, read, label=f"{name}.lookup", mask=mask)
             found = range_check(t, name)
             got = [
                 G.gate(found, head.outs[m], 0.0, 1.0, label=f"{name}.v{m}")

@@ -504,6 +504,12 @@ class Lowering:
                 "of indices nor in [0, n], where a lookup of position x reads x mod m",
                 boundable=True,
             )
+        if self.causal:
+            raise Unsupported(
+                who,
+                f"takes {x.name} mod {m} by a lookup of position {x.name}, which may be later "
+                "than i: causal=True allows no such head",
+            )
         v = self.integer(x, who)
         feats = [Position(f"[i mod {m} = {r}]") for r in range(m)]
         head = dsl.lookup_int(v, feats, label=f"{x.name}.mod{m}")
