@@ -319,6 +319,9 @@ def ours(name: str, source: str, args: argparse.Namespace) -> dict[str, Any]:
         status="length-general" if cert["length_general"] else f"bounded (n <= {bound})",
         reason="; ".join(f"{b['statement']}: {b['text']}" for b in cert["bounded_because"]),
         parameters=model.parameter_count(),
+        features=list(model.spec.position_features),
+        heads=sum(len(layer.heads) for layer in model.spec.layers),
+        layers=len(model.spec.layers),
         exact=_check_ours(model, program, name, instance, bound, args),
     )
     if source == "tracr" and args.tracr_python:

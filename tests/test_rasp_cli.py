@@ -63,7 +63,7 @@ def test_vocab_and_max_len_options(tmp_path: Path) -> None:
     src = write(
         tmp_path,
         "from hardsoft import rasp\n"
-        "program = rasp.numerical(rasp.Map(lambda i: i % 3, rasp.indices)).named('mod3')\n",
+        "program = rasp.numerical(rasp.Map(lambda i: i * i % 3, rasp.indices)).named('mod3')\n",
     )
     model = tmp_path / "m.safetensors"
     res = run_cli("program", "compile", str(src), "--vocab", "ab", "-o", str(model))
