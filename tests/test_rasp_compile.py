@@ -152,8 +152,8 @@ def test_refusals_name_the_operation_and_why() -> None:
     weird = rasp.Map(lambda i: i * i % 7, rasp.indices).named("weird")
     with pytest.raises(NeedsMaxLen, match=r"Map weird applies a Python function to indices"):
         compile_rasp(weird, "ab")
-    mean = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices,
-                          rasp.Comparison.LEQ), rasp.numerical(rasp.tokens == "a"), default=0))  # fmt: skip
+    prevs = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    mean = rasp.numerical(rasp.Aggregate(prevs, rasp.numerical(rasp.tokens == "a"), default=0))
     label = rasp.categorical(rasp.Map(lambda x: x, mean)).named("label")  # a categorical mean
     with pytest.raises(NeedsMaxLen, match="declare it numerical"):
         compile_rasp(label, "ab")
