@@ -504,13 +504,15 @@ def markdown(data: dict[str, Any], args: argparse.Namespace) -> str:
         cells = [f"`{name}`", *_ours_cell(r.get("ours_tracr_lib"), lens)]
         cells += _ours_cell(r.get("ours_our_lib"), lens)
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Why the bounded ones are bounded (their certificates):", ""]
+    lines += ["", "Why the bounded ones are bounded (the refusal without a bound, else the "
+              "certificate):", ""]  # fmt: skip
     for name in BUILDERS:
         for col in ("ours_tracr_lib", "ours_our_lib"):
             o = res.get(name, {}).get(col) or {}
             if o.get("reason"):
+                why = o.get("refused_without_bound") or o["reason"]
                 lines.append(f"- `{name}` ({col.removeprefix('ours_').replace('_', ' ')}): "
-                             f"{o['reason']}")  # fmt: skip
+                             f"{why}")  # fmt: skip
     for setting, exactness in SETTINGS.items():
         lines += [
             "",
@@ -529,8 +531,37 @@ def markdown(data: dict[str, Any], args: argparse.Namespace) -> str:
             lines.append(
                 f"| `{name}` | " + " | ".join(_tracr_cell(rows.get(str(n))) for n in tl) + " |"
             )
-    lines += ["", "Raw results: `benchmarks/results/tracr_lib.json`.", ""]
+        lines += ["", *_summary(res, setting, tl)]
+    lines += [
+        "",
+        "Compile CPU seconds of a Tracr row include jax's start-up in the row's fresh process "
+        "(about 4 s here; a second compile in one process takes a fraction of a second, "
+        "benchmarks/results/tracr_errors.md). Raw results: `benchmarks/results/tracr_lib.json`.",
+        "",
+    ]
     return "\n".join(lines)
+
+
+def _summary(res: dict[str, Any], setting: str, tl: list[int]) -> list[str]:
+    """Per N: how many programs were right on every checked word, and which were not."""
+    out = []
+    for n in tl:
+        right, wrong, missing = [], [], []
+        for name in BUILDERS:
+            row = res.get(name, {}).get("tracr", {}).get(setting, {}).get(str(n))
+            if row is None or "error" in row:
+                missing.append(name)
+                continue
+            checks = row["checks"].values()
+            ok = all(c["right_words"] == c["words"] for c in checks)
+            (right if ok else wrong).append(name)
+        text = f"- N = {n}: {len(right)} of {len(right) + len(wrong)} measured right on every word"
+        if wrong:
+            text += f"; wrong: {', '.join(f'`{w}`' for w in wrong)}"
+        if missing:
+            text += f"; not measured: {len(missing)}"
+        out.append(text + ".")
+    return out
 
 
 def main() -> None:

@@ -194,3 +194,18 @@ def test_tracrs_evaluator_names() -> None:
     assert causal.evaluate(prog, "abca") == [1, 1, 1, 2]
     sel = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)
     assert rasp.causal_eval.evaluate(sel, "aa") == [[True, False], [True, True]]
+
+
+def test_what_tracr_cannot_compile_compiles_here() -> None:
+    """The cases benchmarks/tracr_errors.py finds Tracr refusing: & of two selectors, the
+    primitive rasp.length, a mean of values other than 0 and 1 (each length-general here)."""
+    eq = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)
+    leq = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    value = rasp.numerical(rasp.Map(lambda x: {"a": 0, "b": 1, "c": 2}[x], rasp.tokens))
+    cases = [
+        rasp.numerical(rasp.SelectorWidth(eq & leq)).named("and"),
+        rasp.numerical(rasp.Map(lambda x: x, rasp.length)).named("length"),
+        rasp.numerical(rasp.Aggregate(leq, value, default=0)).named("mean012"),
+    ]
+    for sop in cases:
+        assert length_general(compiled_and_checked(sop, "abc", random_n=(40,))), sop.name
