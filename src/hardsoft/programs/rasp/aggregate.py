@@ -251,8 +251,8 @@ class Selections:
                 form = self.lw.selectors.analyse(sop.selector, who, lookups=False)
         if isinstance(form, Lookup):
             t = self.lw.integer(self.lw.low(form.queries), who) + 1.0
-            mask = "future" if self.lw.causal else "none"  # causal: the lookup is behind
-            head = dsl.lookup_int(t, read, label=f"{name}.lookup", mask=mask)
+            behind = "future" if self.lw.causal else "none"  # causal: the lookup is behind
+            head = dsl.lookup_int(t, read, label=f"{name}.lookup", mask=behind)
             found = range_check(t, name)
             got = [
                 G.gate(found, head.outs[m], 0.0, 1.0, label=f"{name}.v{m}")
