@@ -182,14 +182,24 @@ def tracr_worker(args: argparse.Namespace) -> None:
     params = sum(int(v.size) for layer in model.params.values() for v in layer.values())
     rng = random.Random(args.max_seq_len)
     checks = {"constant": _tally(), "random": _tally()}
-    for n in range(1, args.max_seq_len + 1):
+    for n in checked_lengths(args.max_seq_len):
         words = words_for(args.program, vocab, n, args.samples, rng)
         outs = _tracr_apply(model, words)
         for k, (w, out) in enumerate(zip(words, outs)):
             kind = "constant" if k < min(4, len(vocab)) else "random"
             _score(checks[kind], _tracr_eval(rasp, program, w), out, n)
     print(json.dumps({"parameters": params, "compile_cpu_s": round(compile_cpu, 2),
-                      "checks": checks}))  # fmt: skip
+                      "checks": checks, "lengths": checked_lengths(args.max_seq_len)}))  # fmt: skip
+
+
+def checked_lengths(n: int) -> list[int]:
+    """The lengths a Tracr row is checked at: every length 1..N for N <= 10; above, 1, 2, 3,
+    N/2 and the last five (N - 4..N), where the errors at the largest counts show (every
+    length of a jax eager forward pass compiles each operation again for its shape: on the
+    shared machine every length cost minutes)."""
+    if n <= 10:
+        return list(range(1, n + 1))
+    return sorted({1, 2, 3, n // 2, *range(n - 4, n + 1)})
 
 
 def _tracr_eval(rasp: Any, program: Any, word: list) -> Any:
@@ -459,6 +469,8 @@ def _tracr_cell(t: dict[str, Any] | None) -> str:
     wrong = sorted(set(c["wrong_lengths"]) | set(r["wrong_lengths"]))
     if wrong:
         text += f" (wrong from n = {wrong[0]})"
+    if "lengths" not in t:
+        text += "; every length 1..N"
     err = max(c["max_numeric_error"], r["max_numeric_error"])
     if err > 0:
         text += f"; max err {err:.2g}"
@@ -519,9 +531,11 @@ def markdown(data: dict[str, Any], args: argparse.Namespace) -> str:
             f"## Tracr, `mlp_exactness={exactness}`"
             + (" (its default)" if setting == "default" else ""),
             "",
-            "Per max_seq_len N: parameters, compile CPU seconds, and the words right against "
-            "Tracr's own `rasp.evaluate` at every length 1..N (constant words: each vocabulary "
-            f"value repeated, at most 4 per length; {args.samples} random words per length).",
+            "Per max_seq_len N: parameters (p.), compile CPU seconds, and the words right "
+            "against Tracr's own `rasp.evaluate` (constant words: each vocabulary value "
+            f"repeated, at most 4 per length; {args.samples} random words per length) at every "
+            "length 1..N for N = 10; for N = 20 and 40 at n = 1, 2, 3, N/2 and N - 4..N, "
+            'except rows marked "every length 1..N" (the first rows measured).',
             "",
             "| program | " + " | ".join(f"N = {n}" for n in tl) + " |",
             "|" + "---|" * (1 + len(tl)),
@@ -555,7 +569,8 @@ def _summary(res: dict[str, Any], setting: str, tl: list[int]) -> list[str]:
             checks = row["checks"].values()
             ok = all(c["right_words"] == c["words"] for c in checks)
             (right if ok else wrong).append(name)
-        text = f"- N = {n}: {len(right)} of {len(right) + len(wrong)} measured right on every word"
+        measured = len(right) + len(wrong)
+        text = f"- N = {n}: {len(right)} of {measured} measured right on every checked word"
         if wrong:
             text += f"; wrong: {', '.join(f'`{w}`' for w in wrong)}"
         if missing:
