@@ -421,7 +421,9 @@ def compile_cmd(
 
     program = load_program(file, alphabet=alphabet)
     if causal:
-        if not hasattr(program, "causal"):
+        from hardsoft.programs.rasp.load import RaspProgram
+
+        if not isinstance(program, RaspProgram):
             raise HardsoftError(f"--causal is for RASP programs, not {program.notation.value}")
         program = dataclasses.replace(program, causal=True)
     target = target or DEFAULT_TARGETS[program.notation]
