@@ -7,7 +7,8 @@ above). Runs in Tracr's Python only (jax, dm-haiku; no hardsoft)::
         -o benchmarks/results/tracr_errors.md
 
 Each case says what it exercises: numerical MLPs after a mean, selectors combined with ``&``,
-``rasp.length``, a mean of values other than 0 and 1. A case that raises says so with the exception's first line.
+``rasp.length``, a mean of values other than 0 and 1. A case that raises says so with the
+exception's first line.
 """
 
 from __future__ import annotations
