@@ -35,12 +35,14 @@ beside ``-o``: a later run measures only the missing ones (``--rerun`` measures 
 from __future__ import annotations
 
 import argparse
+import atexit
 import datetime as dt
 import fcntl
 import json
 import os
 import random
 import runpy
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -154,6 +156,7 @@ def load_lib(tracr: str, rasp_import: str) -> Any:
     if src.count(IMPORT) != 1:
         raise SystemExit(f"error: {tracr}/tracr/compiler/lib.py has no line {IMPORT!r}")
     tmp = Path(tempfile.mkdtemp(prefix="tracr-lib-")) / "lib.py"
+    atexit.register(shutil.rmtree, tmp.parent, True)  # read until then: lambdas' source
     tmp.write_text(src.replace(IMPORT, rasp_import))
     ns = runpy.run_path(str(tmp), run_name="tracr_lib_changed_import")
     return argparse.Namespace(**{k: v for k, v in ns.items() if not k.startswith("__")})
