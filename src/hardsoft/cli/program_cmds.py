@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -319,6 +320,7 @@ def _compile_summary(program: Any, model: Any, target: str, masks: str, out: Pat
         **model_sizes(model),
         "formulas": meta.get("formulas", {}),
         "certificate": meta.get("certificate"),
+        "causal": bool(meta["program"].get("causal")),
     }
     cert = meta.get("certificate") or {}
     if "exact_for" in cert:  # RASP: length-general, or bounded with the reason
@@ -421,6 +423,12 @@ def compile_cmd(
         "B-RASP models work at every length: there, the n at which the certificate evaluates "
         "τ(n) and its error bounds (default 1000).",
     ),
+    causal: bool = typer.Option(
+        False,
+        "--causal",
+        help="RASP: Tracr's causal semantics (causal_eval: every selector ANDed with j <= i); "
+        "every head attends only to j <= i.",
+    ),
     out: Path = output_file_option("-o", required=True, help="Write the model here."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -433,6 +441,12 @@ def compile_cmd(
     from hardsoft.programs.source import DEFAULT_TARGETS, load_program
 
     program = load_program(file, alphabet=alphabet)
+    if causal:
+        from hardsoft.programs.rasp.load import RaspProgram
+
+        if not isinstance(program, RaspProgram):
+            raise HardsoftError(f"--causal is for RASP programs, not {program.notation.value}")
+        program = dataclasses.replace(program, causal=True)
     target = target or DEFAULT_TARGETS[program.notation]
     model = program.compile(target, masks=masks, outputs=outputs or None, max_len=max_len)
     save_model(model, out)

@@ -10,6 +10,7 @@ bound (``meta["program"]["max_len"]``) is only checked up to it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,7 +19,7 @@ import numpy as np
 
 from hardsoft.errors import HardsoftError
 from hardsoft.model.transformer import Transformer
-from hardsoft.programs.readout import agrees, decode_one, expected, program_outputs
+from hardsoft.programs.readout import UNITS, agrees, decode_one, expected, program_outputs
 from hardsoft.programs.source import SourceProgram
 
 EXHAUSTIVE_LIMIT = 20000
@@ -55,7 +56,8 @@ def _raw_error(entry: dict[str, Any], v: float, value: Any, i: int, n: int) -> f
         return abs(v - float(expected(entry, value)))
     if value is None or not isinstance(value, (int, float)):
         return 0.0
-    scale = {"count/n": n, "count/i": i}.get(entry.get("unit") or "", 1)
+    unit = entry.get("unit")
+    scale = UNITS[unit](i, n) if unit in UNITS else 1
     return abs(v * scale - float(value))
 
 
@@ -74,6 +76,8 @@ def check_program(
     keys as ``check_formula``'s, plus ``undefined_strings`` and ``skipped_lengths``. ``words``
     adds given words (those longer than a bounded model's bound are skipped)."""
     entries = program_outputs(model.meta)
+    if (model.meta.get("program") or {}).get("causal") and hasattr(program, "causal"):
+        program = dataclasses.replace(program, causal=True)  # type: ignore[type-var]
     missing = [e["statement"] for e in entries if e["statement"] not in program.statements]
     if missing:
         raise HardsoftError(

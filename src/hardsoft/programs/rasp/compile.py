@@ -147,12 +147,14 @@ def lower_program(
     max_len: int | None = None,
     outputs: Sequence[str] | None = None,
     name: str = "",
+    causal: bool = False,
 ) -> tuple[Lowering, dsl.Program, list[Output]]:
-    """The AHAT program of a RASP program (no weights yet)."""
+    """The AHAT program of a RASP program (no weights yet); ``causal``: every selector
+    restricted to j <= i, as Tracr's ``causal_eval`` evaluates it."""
     if not isinstance(program, R.SOp):
         raise HardsoftError(f"the program must be an SOp of hardsoft.rasp, got {program!r}")
     values, symbols = symbols_for(vocab)
-    lw = Lowering(program, values, symbols, max_len)
+    lw = Lowering(program, values, symbols, max_len, causal)
     try:
         outs = build_outputs(lw, _chosen(program, outputs))
     except Unsupported as exc:
@@ -224,16 +226,21 @@ def compile_rasp(
     name: str = "",
     source: str = "",
     check_seed: int = 0,
+    causal: bool = False,
 ) -> RaspCompiled:
     """Compile ``program`` over ``vocab`` for ``target`` (see the module docstring).
 
     Without ``max_len`` the model is exact at every length or this raises
     :class:`NeedsMaxLen` (naming the operation and why); with it, the operations that need a
-    bound read their SOps' values at n <= max_len and the certificate says so."""
+    bound read their SOps' values at n <= max_len and the certificate says so. ``causal``:
+    Tracr's causal semantics (``causal_eval``: every selector ANDed with j <= i), so every
+    head attends only to positions j <= i."""
     tgt = Target.parse(target)
     if max_len is not None and (isinstance(max_len, bool) or int(max_len) < 1):
         raise HardsoftError(f"--max-len must be a positive integer, got {max_len!r}")
-    lw, prog, outs = lower_program(program, vocab, max_len=max_len, outputs=outputs, name=name)
+    lw, prog, outs = lower_program(
+        program, vocab, max_len=max_len, outputs=outputs, name=name, causal=causal
+    )
     if tgt is Target.SOFT_TEMPERATURE:
         _check_soft(lw, outs)
     compiled = compile_program(prog, name=prog.name)
@@ -276,6 +283,7 @@ def compile_rasp(
         "outputs": [o.entry for o in outs],
         "vocab": {s: json_value(v) for s, v in zip(lw.symbols, lw.vocab)},
         "max_len": max_len if lw.bounded else None,
+        "causal": causal,
     }
     return RaspCompiled(model, compiled, lw, report, outs)
 
@@ -343,6 +351,7 @@ def _certificate(
             else ""
         ),
         "program_gap": prog.gap,
+        "causal": lw.causal,
     }
     if max_len is not None and not bounded:
         cert["note"] = f"--max-len {max_len} was not needed: the model is exact at every length"
