@@ -37,8 +37,10 @@ This module holds the *detection* (which path applies to a head, on its weights 
 input) and the policy; the kernels that compute each path live in
 :mod:`hardsoft.model.fastkernels` (their public names are importable from here too).
 
-Policy (:func:`fast_paths`): ``"auto"`` (the default) uses a fast path from n >= AUTO_MIN_N,
-``"force"`` at every n (tests), ``"off"`` never (:func:`dense_reference`). Fast paths run only
+Policy (:func:`fast_paths`): ``"auto"`` (the default) uses a fast path from n >= AUTO_MIN_N
+(the uniform path at every n: its prefix sums of integer values are exact, which the float
+limits of compiled programs count on), ``"force"`` at every n (tests), ``"off"`` never
+(:func:`dense_reference`). Fast paths run only
 without autograd (under ``torch.no_grad()`` or with no tensor requiring a gradient).
 """
 
@@ -315,16 +317,19 @@ def _attend_fast(
 ) -> tuple[torch.Tensor, Path] | None:
     mode = _MODE.get()
     n = x.shape[1]
-    if mode == "off" or (mode == "auto" and n < AUTO_MIN_N):
-        why.append("the dense reference was asked for" if mode == "off" else "short input")
+    if mode == "off":
+        why.append("the dense reference was asked for")
         return None
     if torch.is_grad_enabled() and any(t.requires_grad for t in (x, q, k, v)):
         why.append("autograd is on (fast paths run without gradients)")
         return None
     weighting, mask = head.spec.weighting, head.spec.mask
     plan = _plan(head)
-    if plan.uniform:
+    if plan.uniform:  # at every n: its sums of integer values are exact (float limits)
         return uniform_attention(v, weighting, mask), Path.UNIFORM
+    if mode == "auto" and n < AUTO_MIN_N:
+        why.append("short input")
+        return None
     if torch.equal(q, q[:, :1].expand_as(q)):
         s = pair_scores(q[:, :1], k, weighting)[:, 0] * scale
         return scan_attention(s, v, weighting, mask), Path.SCAN

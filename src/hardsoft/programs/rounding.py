@@ -1,0 +1,681 @@
+"""Float limits of a compiled average-hard program: the largest n at which rounding in float64
+or float32 cannot change any output (docs/programs.md, "Float limits").
+
+In exact arithmetic the compiled transformer computes the program's values
+(:mod:`hardsoft.programs.dsl`) exactly. In a float format (unit roundoff u = 2⁻⁵³, 2⁻²⁴; p
+significand bits) every value carries an error, bounded here node by node at a length n from
+the construction (first-order rounding model, every bound valid for any summation order):
+
+* each value's exact range, and whether it lies on a grid (multiples of 2^-g): a value on a
+  grid with |v|·2^g < 2^p, computed from exact inputs by exact coefficients, is exact (the
+  integers of a count, a step, a table lookup's score);
+* a linear form is one dot product of m nonzero terms: off by γ_m·Σ|terms| (γ_m = m·u/(1 −
+  m·u)) plus its inputs' errors times the coefficients;
+* a feed-forward piece sum: the same for its pieces and its output sum; a function of one
+  input form moves that form's error by its own slopes, and not at all where the exact inputs
+  sit on a flat piece (``round_bool`` absorbs any error below 1/3);
+* a uniform head averages by prefix sums (its path at every n unless ``--dense``): sums of
+  exact grid values are exact below 2^p and divided once; otherwise off by
+  (2√N + 3)·u·max|v| (the two-level sum);
+* a tieless head's scores (over the mask's allowed pairs) must be off by less than half its
+  gap γ(n): the maximum is then the exact one, and an average-hard or unique-hard head copies
+  its value exactly. At softmax temperature τ(n) the mass off the maximum is at most
+  η = (n − 1)·e^{−(γ − 2E)/τ} (exactly 0 once the exponent underflows), which moves the output
+  by 2η·max|v| and adds the rounding of a sum of n terms;
+* every output must end within its readout's tolerance (1/2 for bits and integers).
+
+:func:`float_limits` returns, per format, the largest n at which every condition holds for
+every n' <= n, and the condition that fails first past it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from hardsoft.errors import HardsoftError
+from hardsoft.model.spec import eval_tau
+from hardsoft.model.transformer import Transformer
+from hardsoft.programs import dsl
+
+
+@dataclass(frozen=True)
+class Fmt:
+    """A float format: unit roundoff ``u``, significand bits ``p`` (integers below 2^p are
+    exact) and the ``underflow`` x above which exp(−x) rounds to 0."""
+
+    name: str
+    u: float
+    p: int
+    underflow: float
+
+    def gamma(self, m: int) -> float:
+        """γ_m = m·u/(1 − m·u): the relative error bound of a sum of m rounded terms."""
+        mu = m * self.u
+        return mu / (1.0 - mu) if mu < 0.5 else math.inf
+
+
+FORMATS = (
+    Fmt("float64", 2.0**-53, 53, 746.0),  # e^-746 is below half the least subnormal 2^-1074
+    Fmt("float32", 2.0**-24, 24, 105.0),  # e^-105 is below half of 2^-149
+)
+
+
+class NoLimit(HardsoftError):
+    """The program uses something the analysis has no bound for."""
+
+
+@dataclass(frozen=True)
+class Mono:
+    """``c · i^a · n^b`` of the query or key position (a score term's size over a mask is
+    then largest at a corner of the allowed region)."""
+
+    c: float
+    a: int
+    b: int
+
+    def scaled(self, k: float) -> Mono:
+        return Mono(self.c * k, self.a, self.b)
+
+
+@dataclass(frozen=True, eq=False)
+class Val:
+    """A node's value at length n: exact range ``[lo, hi]``, error bound ``err``, grid ``g``
+    (exact values are multiples of 2^-g; None: no grid), ``absum`` (Σ|terms| of the dot
+    product computing it) and, for a multiple of one position monomial, ``mono`` and its
+    relative error ``rel``."""
+
+    lo: float
+    hi: float
+    err: float = 0.0
+    grid: int | None = 0
+    absum: float = -1.0
+    mono: Mono | None = None
+    rel: float = 0.0
+    by_symbol: np.ndarray | None = None
+    """The exact value for each current symbol, where it depends on nothing else."""
+
+    @property
+    def mag(self) -> float:
+        return max(abs(self.lo), abs(self.hi))
+
+    @property
+    def size(self) -> float:
+        return max(self.absum, self.mag)
+
+
+EXACT_ONE = Val(1.0, 1.0, 0.0, 0, 1.0, Mono(1.0, 0, 0))
+
+
+@functools.lru_cache(maxsize=4096)
+def dyadic(c: float) -> int | None:
+    """The least b >= 0 with c·2^b an integer below 2^53 (None: not dyadic)."""
+    for b in range(64):
+        x = c * 2.0**b
+        if x.is_integer():
+            return b if abs(x) < 2.0**53 else None
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def representable(c: float, fmt: Fmt) -> bool:
+    """Whether the weight c is stored exactly in ``fmt``."""
+    b = dyadic(c)
+    if c == 0.0 or b is None:
+        return c == 0.0
+    return abs(c) * 2.0**b < 2.0**fmt.p
+
+
+# ---- position features ---------------------------------------------------------------------
+
+_MONOS = {
+    "1": (0, 0),
+    "i": (1, 0),
+    "n": (0, 1),
+    "i/n": (1, -1),
+    "1/i": (-1, 0),
+    "1/n": (0, -1),
+    "i^2": (2, 0),
+    "(i/n)^2": (2, -2),
+}
+_DIVIDED = {"i/n": 1, "1/i": 1, "1/n": 1, "(i/n)^2": 3}
+"""Features computed with rounding: the number of rounded operations."""
+
+
+def feature(name: str, n: int, fmt: Fmt) -> Val:
+    """The value of position feature ``name`` at length n (its compute in the model's dtype,
+    :mod:`hardsoft.model.features`)."""
+    text = "".join(name.split())
+    if "*" in text:
+        parts = [feature(p, n, fmt) for p in text.split("*")]
+        return _product(parts, fmt)
+    s = math.isqrt(n - 1) + 1 if n > 1 else 1
+    ranges = {
+        "1": (1.0, 1.0),
+        "i": (1.0, float(n)),
+        "n": (float(n), float(n)),
+        "i^2": (1.0, float(n) ** 2),
+        "(-1)^i": (-1.0, 1.0),
+        "[i=1]": (0.0, 1.0),
+        "[i=n]": (0.0, 1.0),
+        "i//s": (0.0, float(n // s)),
+        "i%s": (0.0, float(s - 1)),
+    }
+    if text in ranges or text.startswith("[imod"):
+        lo, hi = ranges.get(text, (0.0, 1.0))
+        mono = Mono(1.0, *_MONOS[text]) if text in _MONOS else None
+        if max(abs(lo), abs(hi), n) < 2.0**fmt.p:
+            return Val(lo, hi, 0.0, 0, max(abs(lo), abs(hi)), mono)
+        return _inexact(lo, hi, 2 * fmt.u, mono, 0)
+    if text in _DIVIDED:
+        a, b = _MONOS[text]
+        lo, hi = sorted(((1.0 / n) ** abs(a or b), 1.0))
+        rel = (_DIVIDED[text] + (2 if n >= 2.0**fmt.p else 0)) * fmt.u
+        return _inexact(lo, hi, rel, Mono(1.0, a, b))
+    raise NoLimit(f"position feature {name!r} has no rounding bound")
+
+
+def _inexact(lo: float, hi: float, rel: float, mono: Mono | None, grid: int | None = None) -> Val:
+    mag = max(abs(lo), abs(hi))
+    return Val(lo, hi, rel * mag, grid, mag, mono, rel)
+
+
+def _product(parts: list[Val], fmt: Fmt) -> Val:
+    lo, hi = parts[0].lo, parts[0].hi
+    for v in parts[1:]:
+        cands = (lo * v.lo, lo * v.hi, hi * v.lo, hi * v.hi)
+        lo, hi = min(cands), max(cands)
+    monos = [v.mono for v in parts if v.mono is not None]
+    mono = None
+    if len(monos) == len(parts):
+        mono = Mono(1.0, sum(m.a for m in monos), sum(m.b for m in monos))
+    mag = max(abs(lo), abs(hi))
+    if all(v.err == 0 and v.grid == 0 for v in parts) and mag < 2.0**fmt.p:
+        return Val(lo, hi, 0.0, 0, mag, mono)
+    rel = sum(v.rel if v.mono else v.err / max(v.mag, 1e-300) for v in parts)
+    grid = 0 if all(v.grid == 0 for v in parts) else None
+    return _inexact(lo, hi, rel + (len(parts) - 1) * fmt.u, mono, grid)
+
+
+# ---- linear forms and feed-forward pieces --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Computed:
+    """A dot product's value and the two parts of its error: carried from its inputs, and
+    its own rounding."""
+
+    val: Val
+    carried: float
+    rounding: float
+
+
+def linear(terms: Sequence[tuple[float, Val]], const: float, fmt: Fmt) -> Computed:
+    """``Σ c·x + const`` computed as one dot product (the constant as one more term).
+
+    Where the exact result and every exact partial sum are representable (a grid below 2^p,
+    exact weights) and the carried error is tiny (:func:`rounded_away`), rounding adds at most
+    the carried error again: the error stays tiny (a softmax head's e^-90 off its value)."""
+    lo = hi = const
+    for c, v in terms:
+        lo, hi = lo + min(c * v.lo, c * v.hi), hi + max(c * v.lo, c * v.hi)
+    table = _by_symbol(terms, const)
+    if table is not None:
+        lo, hi = float(table.min()), float(table.max())
+    absum = sum(abs(c) * v.mag for c, v in terms) + abs(const)
+    mono = _mono(terms, const)
+    grids = [_grid_of(c, v) for c, v in terms] + [dyadic(const) if const else 0]
+    grid = None if None in grids else max(g for g in grids if g is not None)
+    weights = [c for c, _ in terms] + [const]
+    on_grid = (
+        grid is not None
+        and all(representable(c, fmt) for c in weights)
+        and absum * 2.0**grid < 2.0**fmt.p
+    )
+    carried = sum(abs(c) * v.err for c, v in terms)
+    m = len(terms) + (1 if const else 0)
+    rounding = fmt.gamma(m) * absum
+    rounding += sum(abs(c) * v.mag * fmt.u for c, v in terms if not representable(c, fmt))
+    rounding += 0.0 if representable(const, fmt) else abs(const) * fmt.u
+    if on_grid and rounded_away(carried, grid, fmt):
+        rounding = min(rounding, carried)
+    err = carried + rounding
+    rel = err / max(abs(lo), abs(hi), 1e-300) if mono is not None else 0.0
+    return Computed(Val(lo, hi, err, grid, absum, mono, rel, table), carried, rounding)
+
+
+def rounded_away(err: float, grid: int | None, fmt: Fmt) -> bool:
+    """Whether sums of values each within their share of ``err`` of a grid are rounded back
+    onto it: every exact partial sum P is a float; where P != 0, the computed one is within
+    ``err`` of it, below a quarter of the float spacing at |P| >= 2^-g (so it rounds to P
+    exactly); where P = 0 it stays within ``err`` (times 1 + u). So a sum or dot product of
+    such values is off by at most 2·err."""
+    return grid is not None and 2.0 * err < fmt.u * 2.0 ** (-grid) / 4.0
+
+
+def _by_symbol(terms: Sequence[tuple[float, Val]], const: float) -> np.ndarray | None:
+    """The form's exact value per current symbol, where every term has one."""
+    tables = [(c, v.by_symbol) for c, v in terms if v.by_symbol is not None]
+    if not terms or len(tables) < len(terms):
+        return None
+    out = np.full(len(tables[0][1]), const)
+    for c, t in tables:
+        out = out + c * t
+    return out
+
+
+def _grid_of(c: float, v: Val) -> int | None:
+    b = dyadic(c)
+    return None if b is None or v.grid is None else v.grid + b
+
+
+def _mono(terms: Sequence[tuple[float, Val]], const: float) -> Mono | None:
+    if not terms:
+        return Mono(const, 0, 0) if const else None
+    if len(terms) == 1 and not const and terms[0][1].mono is not None:
+        c, v = terms[0]
+        return v.mono.scaled(c)  # type: ignore[union-attr]
+    return None
+
+
+def relu(v: Val) -> Val:
+    table = None if v.by_symbol is None else np.maximum(v.by_symbol, 0.0)
+    return replace(v, lo=max(v.lo, 0.0), hi=max(v.hi, 0.0), mono=None, by_symbol=table)
+
+
+@dataclass(frozen=True)
+class OneInput:
+    """A piece sum ``g(t) = Σ w_k ReLU(a_k t + b_k)`` of one form t."""
+
+    w: tuple[float, ...]
+    a: tuple[float, ...]
+    b: tuple[float, ...]
+
+    def at(self, t: float) -> float:
+        return sum(w * max(a * t + b, 0.0) for w, a, b in zip(self.w, self.a, self.b))
+
+    def kinks(self, lo: float, hi: float) -> list[float]:
+        ks = [-b / a for a, b in zip(self.a, self.b) if a != 0.0]
+        return [lo, hi, *(k for k in ks if lo < k < hi)]
+
+    def swing(self, t0: float, e: float) -> float:
+        """max |g(t) − g(t0)| over |t − t0| <= e (a piecewise-linear g: at kinks and ends)."""
+        return max(abs(self.at(t) - self.at(t0)) for t in self.kinks(t0 - e, t0 + e))
+
+    def range(self, lo: float, hi: float) -> tuple[float, float]:
+        values = [self.at(t) for t in self.kinks(lo, hi)]
+        return min(values), max(values)
+
+
+def one_input(pieces: Sequence[tuple[float, dsl.Linear]]) -> tuple[dsl.Linear, OneInput] | None:
+    """The pieces as ``g(F)`` of one form F (every piece ``a·F + b``), or None."""
+    ref = next((f for _, f in pieces if f.terms), None)
+    if ref is None:
+        return None
+    (x0, c0), *_ = ref.terms.items()
+    ws, as_, bs = [], [], []
+    for w, f in pieces:
+        a = f.terms.get(x0, 0.0) / c0
+        if set(f.terms) - set(ref.terms) or any(
+            not math.isclose(f.terms.get(x, 0.0), a * c, rel_tol=1e-12, abs_tol=0.0)
+            for x, c in ref.terms.items()
+        ):
+            return None
+        ws.append(w)
+        as_.append(a)
+        bs.append(f.const)
+    return dsl.Linear(dict(ref.terms), 0.0), OneInput(tuple(ws), tuple(as_), tuple(bs))
+
+
+SNAP_POINTS = 256
+"""Up to this many grid points in its input's range, a one-input piece sum is checked for
+flat pieces around every exact input."""
+
+
+# ---- the pass over the program -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadModel:
+    """How a compiled head computes: its weighting (``average``, ``rightmost``,
+    ``leftmost`` or ``softmax``), τ(n) for softmax, and where it is (``layer.head``)."""
+
+    weighting: str
+    tau: str | None
+    where: str
+
+
+class Failed(Exception):
+    """A condition of the analysis fails at this n (its reason)."""
+
+
+def _copied(v: Val) -> Val:
+    """A value read at another position (0 where no position is allowed)."""
+    return replace(v, mono=None, rel=0.0, lo=min(v.lo, 0.0), hi=max(v.hi, 0.0), by_symbol=None)
+
+
+class Pass:
+    """One evaluation of every node of a program at length n in format ``fmt``."""
+
+    def __init__(
+        self,
+        program: dsl.Program,
+        heads: dict[int, HeadModel],
+        n: int,
+        fmt: Fmt,
+        shapes: dict[int, Any] | None = None,
+    ) -> None:
+        self.program, self.heads, self.n, self.fmt = program, heads, n, fmt
+        self.vals: dict[int, Val] = {}
+        self.forms: dict[int, tuple[dsl.Linear, Computed]] = {}  # holds the form: ids stay
+        self.shapes = {} if shapes is None else shapes  # n-independent: one_input per PWL
+
+    def run(self, tolerances: Sequence[Callable[[int], float]]) -> None:
+        for x in self.program.nodes():
+            self.node(x)
+        for k, (form, tol) in enumerate(zip(self.program.outputs, tolerances)):
+            v = self.output(form)
+            if not v.err < tol(self.n):
+                raise Failed(
+                    f"output {k}: error bound {v.err:.3g} is not below its readout's "
+                    f"tolerance {tol(self.n):.3g}"
+                )
+
+    def value(self, x: dsl.SOp) -> Val:
+        return self.vals[x.uid]
+
+    def form(self, lin: dsl.Linear) -> Computed:
+        key = id(lin)
+        if key not in self.forms:
+            terms = [(c, self.value(t)) for t, c in lin.terms.items()]
+            self.forms[key] = (lin, linear(terms, lin.const, self.fmt))
+        return self.forms[key][1]
+
+    def node(self, x: dsl.SOp) -> None:
+        if isinstance(x, dsl.Token):
+            alphabet = self.program.alphabet
+            table = np.array([float(a == x.symbol) for a in alphabet])
+            self.vals[x.uid] = Val(0.0, 1.0, 0.0, 0, 1.0, by_symbol=table)
+        elif isinstance(x, dsl.Position):
+            self.vals[x.uid] = feature(x.feature, self.n, self.fmt)
+        elif isinstance(x, dsl.PWL):
+            self.vals[x.uid] = self.pwl(x)
+        elif isinstance(x, dsl.Attend):
+            outs, found = self.attend(x)
+            for o, v in zip(x.outs, outs):
+                self.vals[o.uid] = v
+            self.vals[x.found.uid] = found
+        elif isinstance(x, dsl.AttnOut):
+            pass  # set by its head
+        elif not isinstance(x, dsl.Linear):  # pragma: no cover
+            raise NoLimit(f"no rounding bound for {type(x).__name__}")
+
+    def output(self, form: dsl.Linear) -> Val:
+        """An output as the compiler reads it: one coordinate, or an identity piece sum."""
+        if len(form.terms) == 1 and not form.const:
+            ((t, c),) = form.terms.items()
+            if c == 1.0 and not isinstance(t, (dsl.Token, dsl.Position)):
+                return self.value(t)
+        return self.pwl(dsl.PWL([(1.0, form), (-1.0, form.scaled(-1.0))], "out"))
+
+    # -- feed-forward
+
+    def pwl(self, x: dsl.PWL) -> Val:
+        ins = [self.form(f) for _, f in x.pieces]
+        out = linear([(w, relu(c.val)) for (w, _), c in zip(x.pieces, ins)], 0.0, self.fmt)
+        val = out.val
+        if x.uid not in self.shapes:
+            self.shapes[x.uid] = one_input(x.pieces)
+        one = self.shapes[x.uid]
+        if one is None:
+            return val
+        form, g = one
+        t = self.form(form)
+        lo, hi = g.range(t.val.lo, t.val.hi)
+        err = val.err
+        if err > 0.0:
+            rounding = sum(abs(w) * c.rounding for (w, _), c in zip(x.pieces, ins))
+            err = min(err, self.moved(g, t) + rounding + out.rounding)
+        return replace(val, lo=max(val.lo, lo), hi=min(val.hi, hi), err=err)
+
+    def moved(self, g: OneInput, t: Computed) -> float:
+        """How far g moves when its input is off by the carried error of t: by its swing
+        around each exact input (on a small grid: a flat piece moves it 0), else by its
+        steepest slope."""
+        e, v = t.carried, t.val
+        if v.grid is not None and (v.hi - v.lo) * 2.0**v.grid <= SNAP_POINTS:
+            step = 2.0**-v.grid
+            first = math.ceil(v.lo / step)
+            points = [(first + k) * step for k in range(int((v.hi - v.lo) / step) + 2)]
+            return max(g.swing(p, e) for p in points if v.lo <= p <= v.hi)
+        ks = sorted(set(g.kinks(v.lo - e, v.hi + e)))
+        slopes = [abs(g.at(b) - g.at(a)) / (b - a) for a, b in zip(ks, ks[1:]) if b > a]
+        return max(slopes, default=0.0) * e
+
+    # -- attention
+
+    def attend(self, x: dsl.Attend) -> tuple[list[Val], Val]:
+        head = self.heads[x.uid]
+        values = [self.form(v).val for v in x.values]
+        if x.uniform:
+            return [self.mean(v, x.mask) for v in values], self.mean(EXACT_ONE, x.mask)
+        err = self.score_error(x, head)
+        gap = self.gap(x)
+        copy = [_copied(v) for v in values]
+        found = Val(0.0, 1.0, 0.0, 0, 1.0)
+        if gap is None:  # an average over the positions a table selects (ties kept exactly)
+            if err > 0.0:
+                raise Failed(f"head {head.where} ({x.label}): its tied scores are not exact")
+            return [replace(v, err=v.err + (self.n + 2) * self.fmt.u * v.mag) for v in copy], found
+        if not 2.0 * err < gap:
+            raise Failed(
+                f"head {head.where} ({x.label}): score error bound {err:.3g} is not below half "
+                f"its gap {gap:.3g}"
+            )
+        if head.weighting != "softmax":
+            return copy, found
+        spread = (gap - 2.0 * err) / eval_tau(head.tau, self.n)
+        if spread >= self.fmt.underflow:
+            return copy, found  # every other weight is exactly 0
+        eta = (self.n - 1) * math.exp(-spread)
+        return [self.summed(v, eta) for v in copy], self.summed(found, eta)
+
+    def summed(self, v: Val, eta: float) -> Val:
+        """A softmax head's weighted sum of up to n values, mass ``eta`` off the maximum:
+        2·eta·max|v| from the exact value, plus rounding. With eta below u/4 the weights'
+        sum rounds to exactly 1, the maximum's weight is exactly 1 and only the other terms
+        (at most eta·max|v| together) are added to its value, so that rounding is below
+        eta·max|v|; otherwise (n + 2)·u·max|v| or (5u + 3·eta)·max|v|."""
+        u, n = self.fmt.u, self.n
+        rounding = eta * (1.0 + n * u) if eta < u / 4 else min((n + 2.0) * u, 5 * u + 3 * eta)
+        return replace(v, err=v.err + (2.0 * eta + rounding) * v.mag)
+
+    def mean(self, v: Val, mask: str) -> Val:
+        """A uniform head's average of ``v`` over the allowed positions, by the prefix-sum
+        path (:func:`hardsoft.model.fastkernels.uniform_attention`, at every n): sums of exact
+        grid values are exact below 2^p, then divided once (values near the grid:
+        :func:`rounded_away`); else (2√N + 3)·u·max|v|."""
+        n, fmt = self.n, self.fmt
+        lo, hi = (min(v.lo, 0.0), max(v.hi, 0.0)) if mask.startswith("strict") else (v.lo, v.hi)
+        on_grid = v.grid is not None and n * v.mag * 2.0**v.grid < 2.0**fmt.p
+        rounding = (2.0 * math.sqrt(n) + 3.0) * fmt.u * v.mag
+        if on_grid and rounded_away(n * v.err, v.grid, fmt):
+            rounding = v.err + fmt.u * v.mag  # an exact sum (up to n·err), divided once
+        return Val(lo, hi, v.err + rounding, None, v.mag)
+
+    def gap(self, x: dsl.Attend) -> float | None:
+        """The head's declared gap γ(n): a tie-break gives unit/(2n)."""
+        if x.tie in ("leftmost", "rightmost"):
+            return x.score_unit / 2.0 / self.n
+        return None if x.gap is None else eval_tau(x.gap, self.n)
+
+    def dims(self, x: dsl.Attend) -> list[tuple[Val, Val]]:
+        """The (query, key) values of every score dimension, with the compiler's tie-break."""
+        dims = [(self.form(q).val, self.form(k).val) for q, k in zip(x.query, x.key)]
+        if x.tie in ("leftmost", "rightmost"):
+            sign = 1.0 if x.tie == "rightmost" else -1.0
+            delta = x.score_unit / 2.0
+            tb = linear([(sign, feature("i/n", self.n, self.fmt))], 0.0, self.fmt).val
+            dims.append((linear([], delta, self.fmt).val, tb))
+        return dims
+
+    def score_error(self, x: dsl.Attend, head: HeadModel) -> float:
+        """A bound on the error of every allowed score (0: computed exactly)."""
+        fmt = self.fmt
+        dims = self.dims(x)
+        sizes = [term_size(q, k, x.mask, self.n) for q, k in dims]
+        total = sum(sizes)
+        grids = [None if q.grid is None or k.grid is None else q.grid + k.grid for q, k in dims]
+        exact = all(q.err == 0 and k.err == 0 for q, k in dims) and None not in grids
+        if exact and total * 2.0 ** max(g for g in grids if g is not None) < 2.0**fmt.p:
+            err = 0.0
+        else:
+            err = sum(term_error(q, k, s) for (q, k), s in zip(dims, sizes))
+            err += fmt.gamma(len(dims) + 3) * total  # any order; a fast path's split
+        if head.weighting == "softmax":
+            err += 3.0 * fmt.u * total  # the scale 1/τ and the row maximum subtracted
+        return err
+
+
+_CORNERS = {
+    "none": ((1, 1), (1, 0), (0, 1), (0, 0)),
+    "future": ((0, 0), (1, 0), (1, 1)),
+    "strict-future": ((0, 0), (1, 0), (1, 1)),
+    "past": ((0, 0), (0, 1), (1, 1)),
+    "strict-past": ((0, 0), (0, 1), (1, 1)),
+}
+"""The corners (i, j) of a mask's allowed region in log coordinates (0: position 1, 1:
+position n); a product of powers of i and j is largest at one of them."""
+
+
+def term_size(q: Val, k: Val, mask: str, n: int) -> float:
+    """max |q(i)·k(j)| over the allowed pairs (a bound)."""
+    if q.mono is None or k.mono is None:
+        return q.size * k.size
+    qm, km = q.mono, k.mono
+    c = abs(qm.c * km.c) * float(n) ** (qm.b + km.b)
+    return max(c * float(n) ** (qm.a * ci + km.a * cj) for ci, cj in _CORNERS[mask])
+
+
+def term_error(q: Val, k: Val, size: float) -> float:
+    """The error a product term carries from its factors."""
+    if q.mono is not None and k.mono is not None:
+        return (q.rel + k.rel + q.rel * k.rel) * size
+    return q.err * k.size + q.size * k.err + q.err * k.err
+
+
+# ---- the limit -------------------------------------------------------------------------------
+
+
+def head_models(compiled: Any, model: Transformer) -> dict[int, HeadModel]:
+    """Every Attend of a compiled program with how ``model`` (the compiled AHAT, its
+    unique-hard or its softmax version) computes it."""
+    out = {}
+    for uid, (ell, h) in compiled.head_of.items():
+        spec = model.spec.layers[ell].heads[h]
+        out[uid] = HeadModel(str(spec.weighting), spec.tau, f"{ell}.{h}")
+    return out
+
+
+def check_at(
+    program: dsl.Program,
+    heads: dict[int, HeadModel],
+    tolerances: Sequence[Callable[[int], float]],
+    n: int,
+    fmt: Fmt,
+    shapes: dict[int, Any] | None = None,
+) -> str | None:
+    """Why rounding in ``fmt`` may change an output at length n (None: it cannot);
+    ``shapes`` caches what does not depend on n across calls."""
+    try:
+        Pass(program, heads, n, fmt, shapes).run(tolerances)
+    except Failed as exc:
+        return str(exc)
+    return None
+
+
+def largest_n(check: Callable[[int], str | None], top: int) -> tuple[int, int | None, str | None]:
+    """The largest N <= ``top`` with ``check(n)`` None for every n <= N (bisection, then
+    checked on a logarithmic grid below the result), the first failing n and its reason."""
+    why = check(1)
+    if why is not None:
+        return 0, 1, why
+    good, bad, why = _bisect(check, 1, top)
+    last = 1
+    for k in range(1, GRID_POINTS + 1):
+        m = int(round(good ** (k / GRID_POINTS)))
+        if m <= last:
+            continue
+        r = check(m)
+        if r is not None:  # not monotone: the first failure below the bisection's answer
+            return _bisect(check, last, m)
+        last = m
+    return good, bad, why
+
+
+GRID_POINTS = 16
+"""Points of the logarithmic grid that checks the bisection's answer."""
+
+
+def _bisect(
+    check: Callable[[int], str | None], good: int, end: int
+) -> tuple[int, int | None, str | None]:
+    """Largest passing n in [good, end] (``good`` passes), assuming failures are monotone."""
+    why = check(end)
+    if why is None:
+        return end, None, None
+    bad = end
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        r = check(mid)
+        if r is None:
+            good = mid
+        else:
+            bad, why = mid, r
+    return good, bad, why
+
+
+DERIVATION = (
+    "node-by-node rounding bounds of the compiled program (docs/programs.md, 'Float limits'): "
+    "dot products off by gamma_m*sum|terms| (exact on integer grids below 2^p), uniform means "
+    "by prefix sums (exact for integers below 2^p, then one division), every tieless "
+    "head's score error under half its gap gamma(n) (softmax: mass (n-1)exp(-(gamma-2E)/tau) "
+    "off the maximum), every output within its readout's tolerance; u = 2^-53 (float64), "
+    "2^-24 (float32); the dense path (--dense) is not covered"
+)
+
+
+def float_limits(
+    program: dsl.Program,
+    heads: dict[int, HeadModel],
+    tolerances: Sequence[Callable[[int], float]],
+    max_len: int | None = None,
+) -> dict[str, Any]:
+    """The certificate's ``float_limits``: per format the largest n that is proven exact
+    (0: none), ``binding`` (what fails first past it) and how it was derived."""
+    out: dict[str, Any] = {"binding": {}}
+    shapes: dict[int, Any] = {}
+    for fmt in FORMATS:
+        top = 2**fmt.p if max_len is None else min(max_len, 2**fmt.p)
+        try:
+            good, bad, why = largest_n(
+                functools.partial(check_at, program, heads, tolerances, fmt=fmt, shapes=shapes),
+                top,
+            )
+        except NoLimit as exc:
+            good, bad, why = 0, None, str(exc)
+        out[fmt.name] = good
+        out["binding"][fmt.name] = (
+            f"n = {bad}: {why}" if bad is not None else why or f"exact up to n = {top}"
+        )
+    out["binding_heads"] = [out["binding"]["float64"]]
+    out["derivation"] = DERIVATION
+    return out
+
+
+__all__ = ["FORMATS", "HeadModel", "check_at", "float_limits", "head_models", "largest_n"]
