@@ -186,19 +186,11 @@ def check_model(
     if readout not in READOUTS:
         raise HardsoftError(f"unknown readout {readout!r} (one of {', '.join(READOUTS)})")
     k = len(model.spec.alphabet)
-    per_symbol = 48 + 8 * model.spec.d_out  # ids, reference, predictions, outputs (bytes)
     largest = [(samples, n) for n in random_n] + [(HARD_WORDS, n) for n in hard_n]
     if exhaustive_max_n:
         n = exhaustive_max_n
         largest.append((min(max_exhaustive, k**n) if n * math.log2(k) < 64 else max_exhaustive, n))
-    itemsize = model.W_E.element_size()
-    for count, n in largest:
-        memory.require(count * n * per_symbol, f"checking {count} strings of length {n}")
-        memory.require(
-            memory.forward_bytes(model.spec, 1, n, itemsize, chunk_size),
-            f"a forward pass on 1 input(s) of length {n}",
-            str(model.device),
-        )
+    _require_memory(model, largest, chunk_size)
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     report: dict[str, Any] = {
@@ -227,10 +219,7 @@ def check_model(
             report["exhaustive_lengths"].append(n)
         else:
             count = max_exhaustive if how == "exhaustive" else samples
-            if sampler is not None:
-                ids = sampler(n, count, rng)
-            else:
-                ids = rng.integers(0, k, size=(count, n), dtype=np.int64)
+            ids = _sampled(k, n, count, rng, sampler)
             report["sampled_lengths"].append(n)
         step = len(ids) if n < 1000 else PROGRESS_STRINGS  # long strings: progress per slice
         for s in range(0, len(ids), step):
@@ -248,6 +237,35 @@ def check_model(
             progress(f"n={n}: {len(ids)} strings, {report['mismatches']} mismatching so far")
     report["seconds"] = round(time.perf_counter() - started, 3)
     return report
+
+
+def _require_memory(
+    model: Transformer, largest: list[tuple[int, int]], chunk_size: int | str | None
+) -> None:
+    """Refuse at once a check whose batches (count strings of length n) or forward passes
+    would not fit in memory."""
+    per_symbol = 48 + 8 * model.spec.d_out  # ids, reference, predictions, outputs (bytes)
+    itemsize = model.W_E.element_size()
+    for count, n in largest:
+        memory.require(count * n * per_symbol, f"checking {count} strings of length {n}")
+        memory.require(
+            memory.forward_bytes(model.spec, 1, n, itemsize, chunk_size),
+            f"a forward pass on 1 input(s) of length {n}",
+            str(model.device),
+        )
+
+
+def _sampled(
+    k: int,
+    n: int,
+    count: int,
+    rng: np.random.Generator,
+    sampler: Callable[[int, int, np.random.Generator], np.ndarray] | None,
+) -> np.ndarray:
+    """``count`` words of length n: the sampler's, else uniform over ``k`` symbols."""
+    if sampler is not None:
+        return sampler(n, count, rng)
+    return rng.integers(0, k, size=(count, n), dtype=np.int64)
 
 
 def hard_lengths(random_n: Sequence[int], certified: int | None) -> list[int]:
