@@ -7,7 +7,8 @@ the interpreter or the language's oracle), and past it by doubling n up to a cap
 where a hard or random word is wrong. Derived limits are sound but conservative bounds; the
 "measured / derived" column says by how much.
 
-    python benchmarks/float_limits.py [--cap 8192] [--only NAME ...] > benchmarks/results/float_limits.md
+    python -m benchmarks.float_limits [--cap 8192] [--only NAME ...] \
+        > benchmarks/results/float_limits.md
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
     print("# Float limits: derived against measured (float32)\n")
-    print(f"`python benchmarks/float_limits.py --cap {args.cap}`; {environment('cpu')}; "
+    print(f"`python -m benchmarks.float_limits --cap {args.cap}`; {environment('cpu')}; "
           f"load average {os.getloadavg()[0]:.1f} at the start.\n")  # fmt: skip
     print("| program | target | derived float64 | derived float32 | what binds past it "
           "(float32) | right at the derived limit | first failing n (hard + random words) "
