@@ -227,3 +227,18 @@ def test_check_adds_hard_words_at_random_lengths_and_at_the_limit() -> None:
     assert more["checked_strings"] == base["checked_strings"] + len(hard_words("01", 40))
     assert more["mismatches"] == 0 and more["hard_lengths"] == [40]
     assert np.all([r["n"] == 40 for r in more["by_length"]])
+
+
+def test_a_softened_compiled_model_does_not_keep_the_hard_model_s_float_limits() -> None:
+    """The hard model's certificate (float_limits of hard heads) was carried into the softmax
+    model unchanged: float32 is not derived for it, so it says none."""
+    from hardsoft.compile import compile_formula
+    from hardsoft.convert.soften import soften
+    from hardsoft.model.precision import precision_report
+
+    hard = compile_formula("MOD(2,1)(#<['1'])", "01", target="hard")
+    assert hard.meta["certificate"]["float_limits"]["float32"] == 547
+    soft = soften(hard, n=50).model
+    fl = soft.meta["certificate"]["float_limits"]
+    assert fl["float32"] == 0 and fl["float64"] in (0, 50)
+    assert precision_report(soft.meta, torch.float32, 10)["beyond_limit"]
