@@ -21,6 +21,7 @@ from hardsoft.cli.common import (
     parse_int_list,
     past_limit_note,
     path_argument,
+    precision_line,
     print_json,
     refuse_empty_check,
     seed_option,
@@ -215,6 +216,9 @@ def check_cmd(
             f"positions), lengths up to {report['max_n']}: {report['mismatches']} mismatching "
             f"strings, max |output - reference| = {report['max_abs_error']:.3g}"
         )
+        line = precision_line(precision)
+        if line:
+            console.print(line, markup=False)
         if _is_predictor(model):
             _print_by_length(report)
         if report["first_mismatch"]:

@@ -86,6 +86,19 @@ def refuse_empty_check(report: dict[str, Any], why: str) -> None:
         )
 
 
+def precision_line(precision: dict[str, Any]) -> str | None:
+    """One line for a check's text output: what the certificate proves in this dtype."""
+    limit, bound = precision.get("certified_max_n"), precision.get("length_bound")
+    parts = []
+    if limit is not None:
+        parts.append(f"exact for n <= {limit:,}" if limit else "no length proven exact")
+    if bound is not None:
+        parts.append(f"compiled for n <= {bound:,}")
+    if not parts:
+        return None
+    return f"precision: {precision['dtype']}, {', '.join(parts)} (certificate)"
+
+
 def past_limit_note(n: int, precision: dict[str, Any]) -> str:
     """`` (past the certified ... limit)`` when a mismatch lies past what the model's
     certificate proves (its float limit for the dtype, or its length bound)."""

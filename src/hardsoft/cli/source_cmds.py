@@ -16,6 +16,7 @@ from hardsoft.cli.common import (
     console,
     err_console,
     past_limit_note,
+    precision_line,
     print_json,
     refuse_empty_check,
 )
@@ -86,6 +87,9 @@ def check_source(
             f"strings{extra}, max |output - reference| = {report['max_abs_error']:.3g}",
             markup=False,
         )
+        line = precision_line(report["precision"])
+        if line:
+            console.print(line, markup=False)
         if report["skipped_lengths"]:
             console.print(
                 f"skipped lengths {report['skipped_lengths']}: the model is exact for n <= "
