@@ -24,12 +24,12 @@ from hardsoft.programs import dsl
 @dataclass(frozen=True)
 class Fmt:
     """A float format: unit roundoff ``u``, significand bits ``p`` (integers below 2^p are
-    exact) and the ``underflow`` x above which exp(−x) rounds to 0."""
+    exact) and its least positive (subnormal) number ``tiny``."""
 
     name: str
     u: float
     p: int
-    underflow: float
+    tiny: float
 
     def gamma(self, m: int) -> float:
         """γ_m = m·u/(1 − m·u): the relative error bound of a sum of m rounded terms."""
@@ -37,10 +37,7 @@ class Fmt:
         return mu / (1.0 - mu) if mu < 0.5 else math.inf
 
 
-FORMATS = (
-    Fmt("float64", 2.0**-53, 53, 746.0),  # e^-746 is below half the least subnormal 2^-1074
-    Fmt("float32", 2.0**-24, 24, 105.0),  # e^-105 is below half of 2^-149
-)
+FORMATS = (Fmt("float64", 2.0**-53, 53, 2.0**-1074), Fmt("float32", 2.0**-24, 24, 2.0**-149))
 
 
 class NoLimit(HardsoftError):

@@ -20,8 +20,9 @@ the construction (first-order rounding model, every bound valid for any summatio
 * a tieless head's scores (over the mask's allowed pairs) must be off by less than half its
   gap γ(n): the maximum is then the exact one, and an average-hard or unique-hard head copies
   its value exactly. At softmax temperature τ(n) the mass off the maximum is at most
-  η = (n − 1)·e^{−(γ − 2E)/τ} (exactly 0 once the exponent underflows), which moves the output
-  by 2η·max|v| and adds the rounding of a sum of n terms;
+  η = (n − 1)·e^{−(γ − 2E)/τ} (each other weight at least the format's least positive number,
+  which exp may round up to), which moves the output by 2η·max|v| and adds the rounding of a
+  sum of n terms (below η·max|v| while η < u/4: the maximum's weight is then exactly 1);
 * every output must end within its readout's tolerance (1/2 for bits and integers).
 
 :func:`float_limits` returns, per format, the largest n at which every condition holds for
@@ -200,9 +201,8 @@ class Pass:
         if head.weighting != "softmax":
             return copy, found
         spread = (gap - 2.0 * err) / eval_tau(head.tau, self.n)
-        if spread >= self.fmt.underflow:
-            return copy, found  # every other weight is exactly 0
-        eta = (self.n - 1) * math.exp(-spread)
+        weight = max(math.exp(-spread), self.fmt.tiny)  # exp may round up to the least float
+        eta = (self.n - 1) * weight
         return [self.summed(v, eta) for v in copy], self.summed(found, eta)
 
     def summed(self, v: Val, eta: float) -> Val:
@@ -251,12 +251,13 @@ class Pass:
         sizes = [term_size(q, k, x.mask, self.n) for q, k in dims]
         total = sum(sizes)
         grids = [None if q.grid is None or k.grid is None else q.grid + k.grid for q, k in dims]
-        exact = all(q.err == 0 and k.err == 0 for q, k in dims) and None not in grids
-        if exact and total * 2.0 ** max(g for g in grids if g is not None) < 2.0**fmt.p:
-            err = 0.0
-        else:
-            err = sum(term_error(q, k, s) for (q, k), s in zip(dims, sizes))
-            err += fmt.gamma(len(dims) + 3) * total  # any order; a fast path's split
+        grid = None if None in grids else max(g for g in grids if g is not None)
+        carried = sum(term_error(q, k, s) for (q, k), s in zip(dims, sizes))
+        rounding = fmt.gamma(len(dims) + 3) * total  # any order; a fast path's split
+        if grid is not None and total * 2.0**grid < 2.0**fmt.p:  # exact in exact inputs
+            rounding = min(rounding, carried) if rounded_away(carried, grid, fmt) else rounding
+            rounding = 0.0 if carried == 0 else rounding
+        err = carried + rounding
         if head.weighting == "softmax":
             err += 3.0 * fmt.u * total  # the scale 1/τ and the row maximum subtracted
         return err
