@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from hardsoft.model.spec import eval_tau
+from hardsoft.model.spec import Weighting, eval_tau
 from hardsoft.model.transformer import Transformer
 from hardsoft.programs import dsl
 from hardsoft.programs.float_values import (
@@ -63,10 +63,10 @@ from hardsoft.programs.float_values import (
 
 @dataclass(frozen=True)
 class HeadModel:
-    """How a compiled head computes: its weighting (``average``, ``rightmost``,
-    ``leftmost`` or ``softmax``), τ(n) for softmax, and where it is (``layer.head``)."""
+    """How a compiled head computes: its weighting (average-hard, unique-hard or softmax),
+    τ(n) for softmax, and where it is (``layer.head``)."""
 
-    weighting: str
+    weighting: Weighting
     tau: str | None
     where: str
 
@@ -198,7 +198,7 @@ class Pass:
                 f"head {head.where} ({x.label}): score error bound {err:.3g} is not below half "
                 f"its gap {gap:.3g}"
             )
-        if head.weighting != "softmax":
+        if head.weighting is not Weighting.SOFTMAX:
             return copy, found
         spread = (gap - 2.0 * err) / eval_tau(head.tau, self.n)
         weight = max(math.exp(-spread), self.fmt.tiny)  # exp may round up to the least float
@@ -258,7 +258,7 @@ class Pass:
             rounding = min(rounding, carried) if rounded_away(carried, grid, fmt) else rounding
             rounding = 0.0 if carried == 0 else rounding
         err = carried + rounding
-        if head.weighting == "softmax":
+        if head.weighting is Weighting.SOFTMAX:
             err += 3.0 * fmt.u * total  # the scale 1/τ and the row maximum subtracted
         return err
 
@@ -299,7 +299,7 @@ def head_models(compiled: Any, model: Transformer) -> dict[int, HeadModel]:
     out = {}
     for uid, (ell, h) in compiled.head_of.items():
         spec = model.spec.layers[ell].heads[h]
-        out[uid] = HeadModel(str(spec.weighting), spec.tau, f"{ell}.{h}")
+        out[uid] = HeadModel(Weighting.parse(spec.weighting, "weighting"), spec.tau, f"{ell}.{h}")
     return out
 
 
