@@ -137,11 +137,12 @@ def check_cmd(
     encoding the model declares). Exits 1 if any position disagrees.
 
     By default: every string of length 1 to 12 (8,190 strings over two symbols; lengths past
-    65,536 strings are sampled instead) and 32 random strings at each of n = 100, 1,000 and
-    10,000: about 450,000 positions over two symbols, seconds on an idle CPU. At every random
-    length, and at the certified float limit where a random length lies past it, up to 32
-    hard words are checked too (`hard_lengths`): the deepest balanced words `a^k b^k` and their
-    near misses, runs `a^n`, alternations, which random words almost never are. Progress goes to
+    65,536 strings are sampled instead), 32 random strings at each of n = 100, 1,000 and
+    10,000, and the hard words of those lengths (10 over two symbols, at most 32): about
+    560,000 positions over two symbols, seconds on an idle CPU. The hard words (`hard_lengths`;
+    also at the certified float limit where a random length lies past it) are the deepest
+    balanced words `a^k b^k` and their near misses, runs `a^n` and alternations, which random
+    words almost never are. Progress goes to
     stderr (per length, and per 16 strings from n = 1,000 on). A compiled model checked past
     its certificate's float limit for its dtype is warned about (stderr; `precision` in the
     JSON).
