@@ -189,8 +189,15 @@ class Computed:
     rounding: float
 
 
-def linear(terms: Sequence[tuple[float, Val]], const: float, fmt: Fmt) -> Computed:
+def linear(
+    terms: Sequence[tuple[float, Val]],
+    const: float,
+    fmt: Fmt,
+    table: np.ndarray | None | bool = True,
+) -> Computed:
     """``Σ c·x + const`` computed as one dot product (the constant as one more term).
+    ``table``: its value per current symbol where known (it does not depend on n), or True
+    to compute it.
 
     Where the exact result and every exact partial sum are representable (a grid below 2^p,
     exact weights) and the carried error is tiny (:func:`rounded_away`), rounding adds at most
@@ -198,8 +205,9 @@ def linear(terms: Sequence[tuple[float, Val]], const: float, fmt: Fmt) -> Comput
     lo = hi = const
     for c, v in terms:
         lo, hi = lo + min(c * v.lo, c * v.hi), hi + max(c * v.lo, c * v.hi)
-    table = _by_symbol(terms, const)
-    if table is not None:
+    if table is True:
+        table = by_symbol(terms, const)
+    if isinstance(table, np.ndarray):
         lo, hi = float(table.min()), float(table.max())
     absum = sum(abs(c) * v.mag for c, v in terms) + abs(const)
     mono = _mono(terms, const)
@@ -220,7 +228,7 @@ def linear(terms: Sequence[tuple[float, Val]], const: float, fmt: Fmt) -> Comput
         rounding = min(rounding, carried)
     err = carried + rounding
     rel = err / max(abs(lo), abs(hi), 1e-300) if mono is not None else 0.0
-    return Computed(Val(lo, hi, err, grid, absum, mono, rel, table), carried, rounding)
+    return Computed(Val(lo, hi, err, grid, absum, mono, rel, _table(table)), carried, rounding)
 
 
 def rounded_away(err: float, grid: int | None, fmt: Fmt) -> bool:
@@ -232,7 +240,11 @@ def rounded_away(err: float, grid: int | None, fmt: Fmt) -> bool:
     return grid is not None and 2.0 * err < fmt.u * 2.0 ** (-grid) / 4.0
 
 
-def _by_symbol(terms: Sequence[tuple[float, Val]], const: float) -> np.ndarray | None:
+def _table(table: np.ndarray | None | bool) -> np.ndarray | None:
+    return table if isinstance(table, np.ndarray) else None
+
+
+def by_symbol(terms: Sequence[tuple[float, Val]], const: float) -> np.ndarray | None:
     """The form's exact value per current symbol, where every term has one."""
     tables = [(c, v.by_symbol) for c, v in terms if v.by_symbol is not None]
     if not terms or len(tables) < len(terms):

@@ -51,6 +51,7 @@ from hardsoft.programs.float_values import (
     NoLimit,
     OneInput,
     Val,
+    by_symbol,
     feature,
     linear,
     one_input,
@@ -89,12 +90,12 @@ class Pass:
         heads: dict[int, HeadModel],
         n: int,
         fmt: Fmt,
-        shapes: dict[int, Any] | None = None,
+        shapes: dict[Any, Any] | None = None,
     ) -> None:
         self.program, self.heads, self.n, self.fmt = program, heads, n, fmt
         self.vals: dict[int, Val] = {}
         self.forms: dict[int, tuple[dsl.Linear, Computed]] = {}  # holds the form: ids stay
-        self.shapes = {} if shapes is None else shapes  # n-independent: one_input per PWL
+        self.shapes = {} if shapes is None else shapes  # n-independent: PWL shapes, tables
 
     def run(self, tolerances: Sequence[Callable[[int], float]]) -> None:
         for x in self.program.nodes():
@@ -114,7 +115,10 @@ class Pass:
         key = id(lin)
         if key not in self.forms:
             terms = [(c, self.value(t)) for t, c in lin.terms.items()]
-            self.forms[key] = (lin, linear(terms, lin.const, self.fmt))
+            if ("table", key) not in self.shapes:  # per symbol: the same at every n
+                self.shapes["table", key] = (lin, by_symbol(terms, lin.const))
+            table = self.shapes["table", key][1]
+            self.forms[key] = (lin, linear(terms, lin.const, self.fmt, table))
         return self.forms[key][1]
 
     def node(self, x: dsl.SOp) -> None:
@@ -309,7 +313,7 @@ def check_at(
     tolerances: Sequence[Callable[[int], float]],
     n: int,
     fmt: Fmt,
-    shapes: dict[int, Any] | None = None,
+    shapes: dict[Any, Any] | None = None,
 ) -> str | None:
     """Why rounding in ``fmt`` may change an output at length n (None: it cannot);
     ``shapes`` caches what does not depend on n across calls."""
@@ -339,7 +343,7 @@ def largest_n(check: Callable[[int], str | None], top: int) -> tuple[int, int | 
     return good, bad, why
 
 
-GRID_POINTS = 16
+GRID_POINTS = 8
 """Points of the logarithmic grid that checks the bisection's answer."""
 
 
@@ -380,7 +384,7 @@ def float_limits(
     """The certificate's ``float_limits``: per format the largest n that is proven exact
     (0: none), ``binding`` (what fails first past it) and how it was derived."""
     out: dict[str, Any] = {"binding": {}}
-    shapes: dict[int, Any] = {}
+    shapes: dict[Any, Any] = {}
     for fmt in FORMATS:
         top = 2**fmt.p if max_len is None else min(max_len, 2**fmt.p)
         try:
