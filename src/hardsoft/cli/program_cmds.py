@@ -136,6 +136,24 @@ def _summary(built, target: str, output: Path) -> dict:
     return summary
 
 
+def _print_float_limits(cert: dict) -> None:
+    """One line: up to where the certificate proves the model exact in each float format."""
+    fl = cert.get("float_limits") if isinstance(cert, dict) else None
+    if not isinstance(fl, dict):
+        return
+    parts = [
+        f"{fmt} n <= {fl[fmt]:,}" if fl.get(fmt) else f"{fmt} no length"
+        for fmt in ("float64", "float32")
+        if fmt in fl and fl[fmt] is not None
+    ]
+    if parts:
+        console.print(
+            f"  float limits (rounding cannot change an output): {', '.join(parts)}",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
 def _print_summary(summary: dict) -> None:
     s, c = summary, summary["certificate"]
     how = (
@@ -151,6 +169,7 @@ def _print_summary(summary: dict) -> None:
     )
     if "definition" in s:
         console.print(f"  {s['definition']}", markup=False, soft_wrap=True)
+    _print_float_limits(c or {})
     if not c or not c.get("values"):
         return
     extra = f"  (ε = {c['eps']})" if "eps" in c else f"  ({c.get('tau_order', '')})"
@@ -333,6 +352,7 @@ def _print_compiled(s: dict) -> None:
     c = s["certificate"] or {}
     if c.get("theorem"):
         console.print(f"certificate: {c['theorem']}", markup=False, soft_wrap=True)
+    _print_float_limits(c)
     if isinstance(c.get("tau"), list):  # the compiler's certificate (B-RASP): τ per head group
         _print_head_taus(c)
     elif c.get("values"):
