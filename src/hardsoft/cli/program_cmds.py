@@ -169,14 +169,13 @@ def _print_summary(summary: dict) -> None:
     )
     if "definition" in s:
         console.print(f"  {s['definition']}", markup=False, soft_wrap=True)
+    if c and c.get("values"):
+        extra = f"  (ε = {c['eps']})" if "eps" in c else f"  ({c.get('tau_order', '')})"
+        console.print(f"certificate: τ(n) = {c['tau']}{extra}", markup=False, soft_wrap=True)
+        for n, v in c["values"].items():
+            gamma = f"γ = {v['gamma']:.3g}, " if "gamma" in v else ""
+            console.print(f"  n = {n:>5}: {gamma}τ = {v['tau']:.3g}", markup=False)
     _print_float_limits(c or {})
-    if not c or not c.get("values"):
-        return
-    extra = f"  (ε = {c['eps']})" if "eps" in c else f"  ({c.get('tau_order', '')})"
-    console.print(f"certificate: τ(n) = {c['tau']}{extra}", markup=False, soft_wrap=True)
-    for n, v in c["values"].items():
-        gamma = f"γ = {v['gamma']:.3g}, " if "gamma" in v else ""
-        console.print(f"  n = {n:>5}: {gamma}τ = {v['tau']:.3g}", markup=False)
 
 
 @program_app.command(BUILTIN, hidden=True)
