@@ -141,6 +141,24 @@ def _summary(built, target: str, output: Path) -> dict:
     return summary
 
 
+def _print_float_limits(cert: dict) -> None:
+    """One line: up to where the certificate proves the model exact in each float format."""
+    fl = cert.get("float_limits") if isinstance(cert, dict) else None
+    if not isinstance(fl, dict):
+        return
+    parts = [
+        f"{fmt} n <= {fl[fmt]:,}" if fl.get(fmt) else f"{fmt} no length"
+        for fmt in ("float64", "float32")
+        if fmt in fl and fl[fmt] is not None
+    ]
+    if parts:
+        console.print(
+            f"  float limits (rounding cannot change an output): {', '.join(parts)}",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
 def _print_summary(summary: dict) -> None:
     s, c = summary, summary["certificate"]
     if s["route"] == "tieless":
@@ -161,14 +179,15 @@ def _print_summary(summary: dict) -> None:
         from hardsoft.cli.compile_cmds import print_layer_norm
 
         print_layer_norm(c)
+        _print_float_limits(c)
         return
-    if not c or not c.get("values"):
-        return
-    extra = f"  (ε = {c['eps']})" if "eps" in c else f"  ({c.get('tau_order', '')})"
-    console.print(f"certificate: τ(n) = {c['tau']}{extra}", markup=False, soft_wrap=True)
-    for n, v in c["values"].items():
-        gamma = f"γ = {v['gamma']:.3g}, " if "gamma" in v else ""
-        console.print(f"  n = {n:>5}: {gamma}τ = {v['tau']:.3g}", markup=False)
+    if c and c.get("values"):
+        extra = f"  (ε = {c['eps']})" if "eps" in c else f"  ({c.get('tau_order', '')})"
+        console.print(f"certificate: τ(n) = {c['tau']}{extra}", markup=False, soft_wrap=True)
+        for n, v in c["values"].items():
+            gamma = f"γ = {v['gamma']:.3g}, " if "gamma" in v else ""
+            console.print(f"  n = {n:>5}: {gamma}τ = {v['tau']:.3g}", markup=False)
+    _print_float_limits(c or {})
 
 
 @program_app.command(BUILTIN, hidden=True)
@@ -350,6 +369,7 @@ def _print_compiled(s: dict) -> None:
     c = s["certificate"] or {}
     if c.get("theorem"):
         console.print(f"certificate: {c['theorem']}", markup=False, soft_wrap=True)
+    _print_float_limits(c)
     if "layer_norm" in c:  # soft-ln: τ = 1, the margin and ε instead of a temperature
         from hardsoft.cli.compile_cmds import print_layer_norm
 

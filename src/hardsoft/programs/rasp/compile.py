@@ -18,14 +18,16 @@ Targets:
 The certificate (``model.meta["certificate"]``) says whether the model is exact at every
 length or for n <= max_len (and which operation needed the bound, and why), which gadget each
 statement became, the domain conditions (where ``rasp.evaluate`` itself is undefined), the
-outputs, the tieless check and, for softmax, Theorem 26's τ(n) with its constants.
+outputs, the tieless check, for softmax Theorem 26's τ(n) with its constants, and
+``float_limits``: the largest n proven exact in float64 and float32
+(:mod:`hardsoft.programs.rounding`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -41,6 +43,8 @@ from hardsoft.programs.rasp.graph import statements
 from hardsoft.programs.rasp.lower import Lowering
 from hardsoft.programs.rasp.outputs import Output, build_outputs, json_value
 from hardsoft.programs.rasp.selectors import Unsupported
+from hardsoft.programs.readout import TOLERANCE
+from hardsoft.programs.rounding import float_limits, head_models
 from hardsoft.programs.soften import certificate as theorem26
 from hardsoft.programs.soften import soften
 from hardsoft.programs.tieless import TielessReport, check_tieless, sample_words
@@ -273,6 +277,12 @@ def compile_rasp(
         t26 = theorem26(model, prog.gap, eps, ns)
         cert.update(t26)
         model = soften(model, t26["tau"])
+    cert["float_limits"] = float_limits(
+        compiled.program,
+        head_models(compiled, model),
+        [_tolerance(o) for o in outs],
+        max_len if lw.bounded else None,
+    )
     model.meta["target"] = tgt.value
     model.meta["kind"] = "compiled-rasp"
     model.meta["certificate"] = cert
@@ -286,6 +296,17 @@ def compile_rasp(
         "causal": causal,
     }
     return RaspCompiled(model, compiled, lw, report, outs)
+
+
+def _tolerance(o: Output) -> Callable[[int], float]:
+    """How far output ``o`` may be off at length n and still be read right: half the spacing
+    of its values (a count carried as count/n: that over n), or the checker's tolerance for
+    a real read exactly."""
+    if o.precision is None:
+        return lambda n: TOLERANCE
+    if o.entry.get("unit"):
+        return lambda n: o.precision / n  # type: ignore[operator]
+    return lambda n: o.precision  # type: ignore[return-value]
 
 
 def _layer_heads(compiled: Compiled, ell: int) -> list[Any]:
