@@ -29,6 +29,31 @@ DEFAULT_CERT_N = 1000
 
 _PRAGMA = re.compile(r"^[ \t]*//[ \t]*alphabet:[ \t]*(\S+)[ \t]*$", re.MULTILINE)
 """``// alphabet: SYMBOLS``: a comment declaring the program's alphabet (other tools ignore it)."""
+_PRAGMA_LIKE = re.compile(r"^[ \t]*//[ \t]*alphabet[ \t]*[:=].*$", re.MULTILINE | re.IGNORECASE)
+"""A comment that means to declare the alphabet; one not of the form above is refused (it was
+silently ignored, and the program then ran over the symbols it mentions)."""
+
+
+def _declared_alphabet(text: str, where: str) -> tuple[str, ...] | None:
+    """The alphabet of the ``// alphabet:`` comment (None without one); a malformed comment,
+    or two that disagree, is a one-line error naming the line."""
+    found: list[str] = []
+    for m in _PRAGMA_LIKE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        exact = _PRAGMA.fullmatch(m.group(0))
+        if exact is None:
+            raise HardsoftError(
+                f"{where} line {line}: malformed alphabet comment {m.group(0).strip()!r}; "
+                "write // alphabet: SYMBOLS (the symbols as one word, e.g. // alphabet: ab)"
+            )
+        found.append(exact.group(1))
+    if len(set(found)) > 1:
+        raise HardsoftError(f"{where}: two '// alphabet:' comments disagree: {found[0]!r}, "
+                            f"{found[1]!r}")  # fmt: skip
+    if not found:
+        return None
+    return validate.alphabet(found[0], f"{where}: the '// alphabet:' comment")
+
 
 RESULTS = {
     "TL[Y]": "Thm. 13",
@@ -200,9 +225,7 @@ def from_text(
     if alphabet is not None:
         declared = validate.alphabet(alphabet, "--alphabet")
     else:
-        pragmas = _PRAGMA.findall(text)
-        if pragmas:
-            declared = validate.alphabet(pragmas[0], f"{where}: the '// alphabet:' comment")
+        declared = _declared_alphabet(text, where)
     checked = check_program(parse_program(text, in_file), alphabet=declared, where=where)
     if declared is None:
         if not checked.symbols:
