@@ -446,7 +446,7 @@ def check_example(args: list[Any], sandbox: Path) -> None:
     cwd = os.getcwd()
     try:
         root = work / "w"
-        shutil.copytree(sandbox, root)
+        shutil.copytree(sandbox, root, symlinks=True)  # a link to /dev/urandom stays one
         argv = _materialize(args, root, root / "hard.safetensors")
         before = _snapshot(root)
         os.chdir(root)
@@ -532,3 +532,216 @@ def test_every_command_has_help_and_json(path, cmd) -> None:
     assert res.rc == 0 and "Usage" in res.out, res.err
     opts = {o for p in cmd.params for o in getattr(p, "opts", ())}
     assert "--json" in opts, f"{' '.join(path)} has no --json"
+
+
+# ------------------------------------------------------------------ the hostile cases (issue 41)
+#
+# Inputs a hostile user would give, each with the answer it must get: nesting depth, file size
+# and kind, an output that is an input, pipes, Ctrl-C. Every case also passes the fuzz checks
+# (no traceback, one error line, nothing that existed changed).
+
+DEEP_NOT = "!" * 800 + "'a'"
+LONG_AND = " & ".join(["'a'"] * 3000)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Path:
+    """Pristine hostile files (copied per case): deep and long programs, oversized and endless
+    files, links to the model files."""
+    d = tmp_path_factory.mktemp("hostile")
+    from hardsoft.compile import compile_formula
+
+    save_model(compile_formula("MOD(2,1)(#<['1'])", "01", causal=True), d / "parity.safetensors")
+    (d / "deep.cr").write_text("// alphabet: ab\nx = " + "!" * 800 + '"a"\n')
+    (d / "deep.brasp").write_text("Q_a(i)\nQ_b(i)\nX(i) := " + "!" * 800 + "Q_a(i)\n")
+    (d / "long.cr").write_text("// alphabet: ab\nx = " + " && ".join(['"a"'] * 3000) + "\n")
+    (d / "long.brasp").write_text("Q_a(i)\nQ_b(i)\nX(i) := " + " & ".join(["Q_a(i)"] * 3000) + "\n")
+    (d / "p.cr").write_text('// alphabet: ab\nx = "a"\n')
+    (d / "big.cr").write_text('x = "a"\n' + "// padding\n" * 100_000)  # 1.1 MB
+    (d / "big.brasp").write_text("Q_a(i)\n" + "# padding\n" * 120_000)
+    for name in ("urandom.brasp", "urandom.cr", "urandom.py", "urandom.txt", "urandom.json"):
+        (d / name).symlink_to("/dev/urandom")
+    (d / "folder.cr").mkdir()
+    (d / "words.npy").write_text("0110\n")
+    (d / "words.txt").write_text("0110\n1\n")
+    (d / "link.safetensors").symlink_to("parity.safetensors")  # relative: it survives a copy
+    (d / "export").mkdir()
+    shutil.copy(d / "parity.safetensors", d / "export" / "model.safetensors")
+    dfa = {"alphabet": "ab", "start": "0", "accept": ["1"],
+           "transitions": {"0": {"a": "1", "b": "0"}, "1": {"a": "1", "b": "0"}}}  # fmt: skip
+    (d / "atlas" / "rows").mkdir(parents=True)
+    (d / "atlas" / "rows" / "ends-a.dfa.json").write_text(json.dumps(dfa))
+    return d
+
+
+HOSTILE: dict[str, tuple[list[str], int, str]] = {
+    # nesting depth: a clean error naming the limit, or a correct answer
+    "cr-800-not": (["program", "run", "deep.cr", "-i", "ab"], 2, "nesting limit"),
+    "brasp-800-not": (["program", "compile", "deep.brasp", "-o", "m.safetensors"], 2, "nesting"),
+    "cr-3000-and": (["program", "run", "long.cr", "-i", "aab", "--json"], 0, '"accept": false'),
+    "brasp-3000-and": (["program", "run", "long.brasp", "-i", "aa", "--json"], 0, '"accept": true'),
+    "formula-800-not": (["eval", DEEP_NOT, "--input", "ab", "--json"], 0, '"accept": false'),
+    "formula-3000-and": (["compile", LONG_AND, "--alphabet", "ab", "-o", "m.safetensors"], 0, ""),
+    # file size and kind
+    "cr-over-1mib": (["program", "run", "big.cr", "-i", "a"], 2, "a program file has at most"),
+    "brasp-over-1mib": (["program", "compile", "big.brasp", "-o", "m.safetensors"], 2, "at most"),
+    "brasp-urandom": (["program", "run", "urandom.brasp", "-i", "a"], 2, "not a regular file"),
+    "cr-urandom": (["check", "parity.safetensors", "--program", "urandom.cr"], 2, "not a regular"),
+    "py-urandom": (["program", "run", "urandom.py:p", "-i", "a"], 2, "not a regular file"),
+    "cr-folder": (["program", "run", "folder.cr", "-i", "a"], 2, "is a folder"),
+    "dfa-urandom": (["atlas", "add-row", "--name", "x", "--dfa", "urandom.json"], 2, "larger"),
+    "words-urandom": (["run", "parity.safetensors", "--input-file", "urandom.txt"], 2, "larger"),
+    # an output that is an input (also through a symlink or a hard link)
+    "compile-over-program": (["program", "compile", "p.cr", "-o", "p.cr"], 2, "is the input"),
+    "decompile-over-model": (
+        ["decompile", "parity.safetensors", "--as", "crasp", "-o", "parity.safetensors"],
+        2,
+        "is the input file MODEL",
+    ),
+    "decompile-over-symlink": (
+        ["decompile", "parity.safetensors", "-o", "link.safetensors"],
+        2,
+        "is the input",
+    ),
+    "soften-over-hard-link": (
+        ["soften", "parity.safetensors", "-o", "hardlink.safetensors"],
+        2,
+        "is the input",
+    ),
+    "soften-over-gap-inputs": (
+        ["soften", "parity.safetensors", "--gap-inputs", "words.txt", "-o", "words.txt"],
+        2,
+        "is the input file --gap-inputs",
+    ),
+    "run-over-input-file": (
+        ["run", "parity.safetensors", "--input-file", "words.npy", "-o", "words.npy"],
+        2,
+        "is the input file --input-file",
+    ),
+    "export-over-model": (
+        ["export", "export/model.safetensors", "--n-ctx", "8", "-o", "export"],
+        2,
+        "is the input",
+    ),
+    "add-row-over-dfa": (
+        [
+            "atlas",
+            "add-row",
+            "--name",
+            "ends-a",
+            "--dfa",
+            "atlas/rows/ends-a.dfa.json",
+            "-o",
+            "atlas",
+        ],
+        2,
+        "is the input file --dfa",
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_case(case: str, hostile: Path, tmp_path: Path, monkeypatch) -> None:
+    """One hostile input: its exit code, its one line, and nothing that existed changed."""
+    from hardsoft import validate
+
+    argv, rc, needle = HOSTILE[case]
+    root = tmp_path / "w"
+    shutil.copytree(hostile, root, symlinks=True)
+    os.link(root / "parity.safetensors", root / "hardlink.safetensors")  # a copy loses links
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(validate, "MAX_INPUT_BYTES", 1 << 20)  # the endless files, quickly
+    before = _snapshot(root)
+    res = run_cli(*argv, budget=60, max_memory=MAX_MEMORY)
+    shown = f"hardsoft {' '.join(map(repr, argv))}\nrc={res.rc}\n{res.err[-2000:]}"
+    assert res.rc == rc, shown
+    assert "Traceback" not in res.out + res.err, shown
+    if rc == 2:
+        assert res.err.startswith("error:") and len(res.err.strip().splitlines()) == 1, shown
+        assert needle in res.err, shown
+    else:
+        assert needle in res.out, shown
+    after = _snapshot(root)
+    assert {k: v for k, v in after.items() if k in before} == before, shown
+
+
+def _pipe_path(data: bytes) -> str:
+    """A pipe holding ``data`` (written by a thread), as a path: ``/dev/fd/N``, what a shell's
+    process substitution ``<(...)`` gives."""
+    import threading
+
+    read, write = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(write, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return f"/dev/fd/{read}"
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_streams_read_pipes(command: str, hostile: Path) -> None:
+    """``run --stream --input-file /dev/stdin`` from a pipe and ``check --stream`` from a
+    process substitution read the pipe (they said "not seekable")."""
+    model = str(hostile / "parity.safetensors")
+    word = "0110" * 500
+    path = _pipe_path((word + "\n").encode())
+    if command == "run":
+        res = run_cli("run", model, "--stream", "--input-file", path)
+        summary = json.loads(res.out.strip().splitlines()[-1])["summary"]
+        assert res.rc == 0 and summary["n"] == len(word), res.err
+        assert summary["accept"] is (word.count("1") % 2 == 1)
+    else:
+        res = run_cli("check", model, "--stream", "--input-file", path,
+                      "--formula", "MOD(2,1)(#<['1'])", "--json")  # fmt: skip
+        report = json.loads(res.out)
+        assert res.rc == 0 and report["checked_positions"] == len(word), res.err
+        assert report["mismatched_positions"] == 0
+
+
+@pytest.mark.parametrize(
+    "data, needle",
+    [(b"01\xfd", "byte b'\\xfd' at position 3"), (b"01\n01\n", "byte b'\\n' at position 3"),
+     (b"", "holds the empty input")],
+)  # fmt: skip
+def test_a_bad_pipe_is_one_line(data: bytes, needle: str, hostile: Path) -> None:
+    res = run_cli("run", str(hostile / "parity.safetensors"), "--stream", "--input-file",
+                  _pipe_path(data))  # fmt: skip
+    assert res.rc == 2 and res.err.startswith("error:") and needle in res.err, res.err
+
+
+def test_ctrl_c_at_start_up_is_one_line() -> None:
+    """Ctrl-C while the modules load (the first seconds) printed a KeyboardInterrupt
+    traceback: now ``error: interrupted`` and exit code 130, as later."""
+    import signal
+    import subprocess
+
+    code = "import sys; sys.argv = ['hardsoft', 'language', 'list']; from hardsoft import command; command()"  # noqa: E501
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    time.sleep(0.3)  # torch alone takes longer than this to import
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and err == "error: interrupted\n", (proc.returncode, err)
+
+
+def test_ctrl_c_later_says_interrupted() -> None:
+    """Ctrl-C during a command exited 130 with nothing said (typer swallowed it)."""
+    import signal
+    import threading
+
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            res = run_cli("train", "--language", "parity", "--steps", "1000000", "-o", d,
+                          budget=60)  # fmt: skip
+    finally:
+        timer.cancel()
+    assert res.rc == 130 and res.err.strip().endswith("error: interrupted"), (res.rc, res.err)

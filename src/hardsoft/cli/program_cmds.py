@@ -18,6 +18,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from hardsoft import validate
 from hardsoft.cli import app
 from hardsoft.cli.common import (
     console,
@@ -222,6 +223,13 @@ FILE_HELP = (
 )
 
 
+def program_path(file: str) -> Path:
+    """The file a program argument names (``@NAME`` resolved, ``:NAME`` dropped)."""
+    from hardsoft.programs.source import program_file
+
+    return program_file(file)
+
+
 def _alphabet_option() -> Any:
     return typer.Option(
         None,
@@ -258,6 +266,7 @@ def run_cmd(
 
     if not inputs:
         raise HardsoftError("give at least one --input WORD")
+    validate.protect_inputs({"FILE": program_path(file)}, {"--trace": trace})
     program = load_program(file, alphabet=alphabet)
     runs = [program.run(w) for w in inputs]
     if trace is not None:
@@ -411,6 +420,7 @@ def compile_cmd(
     from hardsoft.model.io import save_model
     from hardsoft.programs.source import DEFAULT_TARGETS, load_program
 
+    validate.protect_inputs({"FILE": program_path(file)}, {"-o": out})
     program = load_program(file, alphabet=alphabet)
     target = target or DEFAULT_TARGETS[program.notation]
     model = program.compile(target, masks=masks, outputs=outputs or None, max_len=max_len)
