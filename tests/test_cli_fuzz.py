@@ -148,6 +148,13 @@ def sandbox(tmp_path_factory) -> Path:
     (d / "empty.txt").write_text("")
     (d / "note.txt").write_text("not a model\n")
     (d / "folder").mkdir()
+    # hostile inputs (issue 41): a link to a model, deep and long programs, an endless file
+    (d / "link.safetensors").symlink_to("hard.safetensors")  # relative: survives the copy
+    (d / "p.cr").write_text('// alphabet: 01\nx = "1" && !"0"\n')
+    (d / "deep.cr").write_text("x = " + "!" * 800 + '"1"\n')
+    (d / "long.cr").write_text("x = " + " && ".join(['"1"'] * 3000) + "\n")
+    (d / "deep.brasp").write_text("Q_0(i)\nQ_1(i)\nX(i) := " + "!" * 800 + "Q_1(i)\n")
+    (d / "urandom.brasp").symlink_to("/dev/urandom")
     return d
 
 
@@ -289,11 +296,23 @@ NAME_ARGUMENT = st.sampled_from(
 
 MODEL_FILES = mostly(
     st.sampled_from(["hard.safetensors", "soft.safetensors", "parity.safetensors", "run"]),
-    st.sampled_from(["missing.safetensors", "folder", "note.txt", "", "existing.safetensors"]),
-)
+    st.sampled_from(
+        ["missing.safetensors", "folder", "note.txt", "", "existing.safetensors",
+         "link.safetensors"]
+    ),
+)  # fmt: skip
 OUTPUT_TARGETS = mostly(
     st.sampled_from(["out.safetensors", "existing.safetensors", "new/sub/out", "run", "newdir"]),
-    st.sampled_from(["folder", "", "note.txt/out.safetensors", ".", "folder/", "/dev/null"]),
+    st.sampled_from(
+        ["folder", "", "note.txt/out.safetensors", ".", "folder/", "/dev/null",
+         "hard.safetensors", "link.safetensors", "words.txt", "p.cr"]
+    ),  # the last four: inputs of many commands (an output must never replace one)
+)  # fmt: skip
+PROGRAM_FILES = mostly(
+    st.sampled_from(["@dyck1", "@majority", "@ab_plus", "p.cr", "long.cr"]),
+    st.sampled_from(
+        ["deep.cr", "deep.brasp", "urandom.brasp", "folder", "missing.cr", "words.txt", "@nosuch"]
+    ),
 )
 INPUT_FILES = st.sampled_from(["words.txt", "latin1.txt", "empty.txt", "folder", "missing.txt"])
 
@@ -358,6 +377,8 @@ def value_strategy(param: Any, base_spec: dict) -> st.SearchStrategy[Any]:
         return st.one_of(INPUT_FILES, GEN_TEXT.map(GenFile))
     if name == "run":  # a training run folder
         return mostly(st.just("run"), MODEL_FILES)
+    if name in ("file", "program") and kind is str:  # a program file (program run, --program)
+        return PROGRAM_FILES
     if kind is Path or name == "model_path":
         return mostly(MODEL_FILES, gen_models(base_spec))
     if kind is int:
@@ -437,6 +458,22 @@ def _output_targets(args: list[str]) -> list[str]:
     return targets
 
 
+def _inputs(args: list[str], root: Path) -> set[str]:
+    """The files the command line names outside its output options (through links too),
+    relative to ``root``."""
+    found = set()
+    for k, a in enumerate(args):
+        if not a or a.startswith("-") or (k and args[k - 1] in ("-o", "--out", "--output")):
+            continue
+        path = root / a.split(":")[0]
+        try:
+            if path.is_file():
+                found.add(str(path.resolve().relative_to(root.resolve())))
+        except (OSError, ValueError):  # a name too long, or a link out of the sandbox
+            continue
+    return found
+
+
 def _changed_allowed(rel: str, targets: list[str]) -> bool:
     return any(t and (rel == t or rel.startswith(t.rstrip("/") + "/") or t == ".") for t in targets)
 
@@ -473,6 +510,8 @@ def check_example(args: list[Any], sandbox: Path) -> None:
         for rel, digest in before.items():
             if after.get(rel) != digest:
                 assert _changed_allowed(rel, targets), f"{rel} changed\n{shown}"
+        for rel in _inputs(argv, root):  # an input is never replaced, not even on success
+            assert after.get(rel) == before.get(rel), f"the input {rel} changed\n{shown}"
     finally:
         os.chdir(cwd)
         shutil.rmtree(work, ignore_errors=True)
@@ -566,7 +605,8 @@ def hostile(tmp_path_factory) -> Path:
     (d / "words.txt").write_text("0110\n1\n")
     (d / "link.safetensors").symlink_to("parity.safetensors")  # relative: it survives a copy
     (d / "export").mkdir()
-    shutil.copy(d / "parity.safetensors", d / "export" / "model.safetensors")
+    soft = random_model(layers=1, heads=1, d_model=4, alphabet="01", dtype=torch.float64)
+    save_model(soft, d / "export" / "model.safetensors")  # what export writes into its folder
     dfa = {"alphabet": "ab", "start": "0", "accept": ["1"],
            "transitions": {"0": {"a": "1", "b": "0"}, "1": {"a": "1", "b": "0"}}}  # fmt: skip
     (d / "atlas" / "rows").mkdir(parents=True)
@@ -646,6 +686,8 @@ def test_hostile_case(case: str, hostile: Path, tmp_path: Path, monkeypatch) -> 
     from hardsoft import validate
 
     argv, rc, needle = HOSTILE[case]
+    if argv[0] == "export":
+        pytest.importorskip("transformer_lens")  # the interop extra
     root = tmp_path / "w"
     shutil.copytree(hostile, root, symlinks=True)
     os.link(root / "parity.safetensors", root / "hardlink.safetensors")  # a copy loses links

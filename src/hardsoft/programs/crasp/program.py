@@ -221,11 +221,9 @@ def from_text(
     ``// alphabet: SYMBOLS`` comment, else the symbols the program mentions (sorted)."""
     in_file = f"{where!r}: " if where else ""  # a syntax error names the file
     where = where or f"program {name!r}"
-    declared: tuple[str, ...] | None = None
+    declared = _declared_alphabet(text, where)  # checked even where --alphabet overrides it
     if alphabet is not None:
         declared = validate.alphabet(alphabet, "--alphabet")
-    else:
-        declared = _declared_alphabet(text, where)
     checked = check_program(parse_program(text, in_file), alphabet=declared, where=where)
     if declared is None:
         if not checked.symbols:
