@@ -224,4 +224,4 @@ def test_max_len_is_capped_before_any_work(tmp_path: Path) -> None:
     """--max-len 100000 grew with no progress and no end (width 4N, parameters ~100 N²)."""
     res = run_cli("program", "compile", f"{LIB}:sort", "--max-len", "100000",
                   "-o", str(tmp_path / "m.safetensors"))  # fmt: skip
-    assert "at most 512" in one_error(res)
+    assert "at most 256" in one_error(res)

@@ -85,10 +85,12 @@ class RaspCompiled:
     outputs: list[Output]
 
 
-MAX_LEN = 512
+MAX_LEN = 256
 """The largest ``max_len`` of a bounded RASP model: its tables of positions make its width
 grow with the bound and its parameters and build time with the bound squared (without a cap,
-``--max-len 100000`` grew with no end in sight)."""
+``--max-len 100000`` grew with no end in sight). On the shared 2-core machine (load 12) sort
+took 25 s and 0.6 GB at 200, 60 s and 1.5 GB at 400, 93 s and 2.4 GB at 512, with nothing to
+show meanwhile: the cap keeps a build well inside two minutes."""
 
 
 def symbols_for(vocab: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[str, ...]]:
@@ -254,8 +256,8 @@ def compile_rasp(
     if max_len is not None and max_len > MAX_LEN:
         raise HardsoftError(
             f"--max-len {max_len}: a bounded RASP model grows with the bound squared (sort at "
-            f"--max-len 400: width 1,748, 16.7M parameters, 80 s to build on a shared machine); "
-            f"at most {MAX_LEN}"
+            f"--max-len 400: width 1,748, 16.7M parameters, a minute to build); at most "
+            f"{MAX_LEN}"
         )
     lw, prog, outs = lower_program(program, vocab, max_len=max_len, outputs=outputs, name=name)
     if tgt is Target.SOFT_TEMPERATURE:
