@@ -753,21 +753,28 @@ def test_a_bad_pipe_is_one_line(data: bytes, needle: str, hostile: Path) -> None
     assert res.rc == 2 and res.err.startswith("error:") and needle in res.err, res.err
 
 
-def test_ctrl_c_at_start_up_is_one_line() -> None:
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/PID/maps")
+def test_ctrl_c_at_start_up_is_one_line(hostile: Path) -> None:
     """Ctrl-C while the modules load (the first seconds) printed a KeyboardInterrupt
-    traceback: now ``error: interrupted`` and exit code 130, as later."""
+    traceback: now ``error: interrupted`` and exit code 130, as later. The signal is sent once
+    torch's library is mapped (so: during the imports), to a command that then waits on its
+    input (so a signal that comes late still finds it running)."""
     import signal
     import subprocess
 
-    code = "import sys; sys.argv = ['hardsoft', 'language', 'list']; from hardsoft import command; command()"  # noqa: E501
+    argv = ["run", str(hostile / "parity.safetensors"), "--stream", "--input-file", "/dev/stdin"]
     proc = subprocess.Popen(
-        [sys.executable, "-c", code],
+        [sys.executable, "-m", "hardsoft", *argv],  # as the console script runs
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(0.3)  # torch alone takes longer than this to import
+    maps = Path(f"/proc/{proc.pid}/maps")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "libtorch" not in maps.read_text():
+        time.sleep(0.005)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and err == "error: interrupted\n", (proc.returncode, err)

@@ -28,23 +28,3 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'hardsoft' has no attribute {name!r}")
-
-
-def command() -> None:
-    """The ``hardsoft`` command (the console script). Ctrl-C is handled from the first line:
-    the command's modules take seconds to load (torch), and a Ctrl-C then printed a
-    KeyboardInterrupt traceback; now it is ``error: interrupted`` and exit code 130 at any
-    time after Python itself has started."""
-    import signal
-    import sys
-
-    from hardsoft.errors import Interrupted, on_interrupt
-
-    try:
-        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # a background job keeps it
-            signal.signal(signal.SIGINT, on_interrupt)
-        from hardsoft.cli import main
-    except (Interrupted, KeyboardInterrupt):
-        print("error: interrupted", file=sys.stderr)
-        sys.exit(130)
-    main()
