@@ -745,7 +745,8 @@ def test_streams_read_pipes(command: str, hostile: Path) -> None:
 @pytest.mark.parametrize(
     "data, needle",
     [(b"01\xfd", "byte b'\\xfd' at position 3"), (b"01\n01\n", "byte b'\\n' at position 3"),
-     (b"", "holds the empty input")],
+     (b"", "holds the empty input"),
+     (b"0" * (1 << 20) + b"\n1", "byte b'\\n' at position 1048577")],  # the line ends a block
 )  # fmt: skip
 def test_a_bad_pipe_is_one_line(data: bytes, needle: str, hostile: Path) -> None:
     res = run_cli("run", str(hostile / "parity.safetensors"), "--stream", "--input-file",

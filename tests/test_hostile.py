@@ -39,7 +39,7 @@ MALFORMED = {
         lambda p: p["outputs"][0].update(read="nearest", values=[]),
         "non-empty list of numbers",
     ),
-    "max_len ten": (lambda p: p.update(max_len="ten"), "max_len must be a positive integer"),
+    "max_len ten": (lambda p: p.update(max_len="ten"), "max_len must be an integer >= 0"),
     "outputs not a list": (lambda p: p.update(outputs={"x": 1}), "has no list 'outputs'"),
 }
 

@@ -486,20 +486,22 @@ def _spool(
 ) -> None:
     """Copy the stream ``path`` into ``out``, at most ``limit`` bytes (:func:`seekable_input`)."""
     table = symbol_table(alphabet)
-    total, newline_at, shown = 0, 0, time.perf_counter()  # newline_at: 1-based, 0 none yet
+    total, shown = 0, time.perf_counter()
+    newline_at, newline = 0, 10  # the first line end seen: 1-based position (0: none), byte
     try:
         with open(path, "rb") as f:
             while block := f.read(SPOOL_BLOCK):
                 raw = np.frombuffer(block, dtype=np.uint8)
-                newline = (raw == 10) | (raw == 13)
-                bad = np.flatnonzero((table[raw] < 0) & ~newline)
+                ends = (raw == 10) | (raw == 13)
+                bad = np.flatnonzero((table[raw] < 0) & ~ends)
                 if bad.size:
                     raise _not_a_symbol(path, raw[bad[0]], total + int(bad[0]) + 1, alphabet)
-                if not newline_at and newline.any():
-                    newline_at = total + int(np.argmax(newline)) + 1
-                symbols = np.flatnonzero(~newline) + total + 1
-                if newline_at and symbols.size and symbols[-1] > newline_at:
-                    raise _not_a_symbol(path, raw[newline_at - total - 1], newline_at, alphabet)
+                if not newline_at and ends.any():
+                    k = int(np.argmax(ends))
+                    newline_at, newline = total + k + 1, int(raw[k])
+                symbols = np.flatnonzero(~ends) + total + 1
+                if newline_at and symbols.size and symbols[-1] > newline_at:  # a second line
+                    raise _not_a_symbol(path, newline, newline_at, alphabet)
                 out.write(block)
                 total += len(block)
                 if total > limit:

@@ -227,17 +227,25 @@ def read_bytes(value: Any, name: str = "input file", *, limit: int | None = None
     once it passes the limit, rather than read forever."""
     limit = MAX_INPUT_BYTES if limit is None else limit
     path = input_file(value, name)
-    too_big = f"{name} {str(path)!r} is larger than {_size_text(limit)}, the most read"
+    most = _size_text(limit)
     try:
-        if path.stat().st_size > limit:
-            raise HardsoftError(f"{too_big} (it has {path.stat().st_size:,} bytes)")
+        size = path.stat().st_size
+        if size > limit:
+            raise HardsoftError(
+                f"{name} {str(path)!r} is larger than {most} ({size:,} bytes); at most {most} "
+                "is read"
+            )
         blocks, total = [], 0
         with open(path, "rb") as f:
             while block := f.read(min(_BLOCK, limit + 1 - total)):
                 blocks.append(block)
                 total += len(block)
                 if total > limit:
-                    raise HardsoftError(f"{too_big} (it is not a regular file: read in blocks)")
+                    raise HardsoftError(
+                        f"{name} {str(path)!r} is larger than {most}: it passed that while it "
+                        f"was read (a pipe or a device has no size to check first); at most "
+                        f"{most} is read"
+                    )
     except OSError as exc:
         raise HardsoftError(f"cannot read {name} {str(path)!r}: {exc.strerror}") from None
     return b"".join(blocks)

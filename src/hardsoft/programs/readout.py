@@ -34,8 +34,8 @@ def check_program_meta(meta: dict[str, Any], d_out: int) -> None:
     """``meta["program"]`` of a model file, checked once when the file is read: an object
     whose ``outputs`` has one entry per output coordinate, each with a ``name`` and a
     ``statement`` (strings), a known ``encoding``, ``unit`` and ``read``, and non-empty
-    numeric ``values`` where it is read as the nearest of them; ``max_len`` a positive
-    integer or null; ``vocab`` an object. A malformed one is a one-line error (a file edited
+    numeric ``values`` where it is read as the nearest of them; ``max_len`` an integer >= 0
+    or null; ``vocab`` an object. A malformed one is a one-line error (a file edited
     by hand, or not written by hardsoft), not a crash where it is first used. A string is the
     name of a built-in task (``hardsoft program NAME``), which has no outputs to check."""
     prog = meta.get("program")
@@ -53,9 +53,9 @@ def check_program_meta(meta: dict[str, Any], d_out: int) -> None:
         )
     for k, entry in enumerate(outputs, 1):
         _check_output_entry(entry, f"meta['program'] output {k}")
-    bound = prog.get("max_len")
-    if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool) or bound < 1):
-        raise HardsoftError(f"meta['program'] max_len must be a positive integer, got {bound!r}")
+    bound = prog.get("max_len")  # 0, a bound nothing meets, is for check to report
+    if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool) or bound < 0):
+        raise HardsoftError(f"meta['program'] max_len must be an integer >= 0, got {bound!r}")
     for key in ("vocab",):
         if prog.get(key) is not None and not isinstance(prog[key], dict):
             raise HardsoftError(f"meta['program'] {key} must be an object, got {prog[key]!r}")
