@@ -288,6 +288,7 @@ def test_cli_bad_input_is_one_line(
     assert not out.exists()
 
 
+@pytest.mark.floatcmp
 def test_saved_logic_model_round_trips(tmp_path: Path) -> None:
     r = build("khop", 2, "soft-temperature", route="logic")
     from hardsoft.model import save_model
