@@ -138,6 +138,8 @@ def decompile_cmd(
         program = decompiled_program(result.outputs, model.spec.alphabet)
         info["notation"] = "brasp"
         info["program"] = program
+    if program is not None:
+        _reads_back_over_the_models_alphabet(program, written_as, model)
     if out is not None:
         if out.suffix == ".json":
             text = json.dumps(info, indent=2) + "\n"
@@ -177,6 +179,25 @@ def _as_crasp(model, result, model_path: Path) -> str:
     outputs = list(zip(names, result.formulas))
     header = f"decompiled by hardsoft from {model_path.name}"
     return to_crasp(outputs, model.spec.alphabet, header=header)
+
+
+def _reads_back_over_the_models_alphabet(text: str, written_as, model) -> None:
+    """The written program declares the model's alphabet: read back as every command reads a
+    program (:func:`hardsoft.programs.source.program_alphabet`), it runs over exactly the
+    symbols the model takes, so ``program run`` refuses what the model refuses."""
+    if written_as is DecompileAs.CRASP:
+        from hardsoft.programs.crasp.program import from_text
+
+        alphabet = from_text(text).alphabet
+    else:
+        from hardsoft.programs.brasp import read_program
+
+        alphabet = read_program(text).alphabet
+    if tuple(alphabet) != tuple(model.spec.alphabet):  # a bug: exit 3
+        raise RuntimeError(
+            f"the written program's alphabet {''.join(alphabet)!r} is not the model's "
+            f"{''.join(model.spec.alphabet)!r}"
+        )
 
 
 def _require_unique_hard(model) -> None:

@@ -253,12 +253,14 @@ def run_cmd(
     every statement's value at every position, and accept = the last statement at the last
     position. `--json` prints {"results": [{"input", "accept", "values": {NAME: [...]}}]}."""
     from hardsoft.model.io import atomic_write
-    from hardsoft.programs.source import load_program
+    from hardsoft.programs.source import load_program, require_symbols
     from hardsoft.programs.trace import trace_html, trace_text
 
     if not inputs:
         raise HardsoftError("give at least one --input WORD")
     program = load_program(file, alphabet=alphabet)
+    for k, w in enumerate(inputs, 1):  # refused as `hardsoft run` refuses it for the model
+        require_symbols(w, program.alphabet, f"--input {k}")
     runs = [program.run(w) for w in inputs]
     if trace is not None:
         page = trace_html(program, runs, source=str(file))
