@@ -280,7 +280,7 @@ def test_hard_target_formulas_take_fast_paths_and_stay_exact(formula: str, alpha
 
 @pytest.fixture(scope="module")
 def dyck2():
-    from hardsoft.programs.build import build
+    from hardsoft.programs.ahat.build import build
 
     return build("dyck", 2, "soft-temperature", sampled_lengths=(32,))
 

@@ -24,8 +24,8 @@ from hardsoft.errors import HardsoftError
 from hardsoft.languages import get_language
 from hardsoft.logic import Not, Prev, Since, Sym, evaluate
 from hardsoft.model import load_model
-from hardsoft.programs.logic_route import any_of, task_formulas, task_reference_name
-from hardsoft.programs.routes import build, check_route, tau_ratio
+from hardsoft.programs.ahat.logic_route import any_of, task_formulas, task_reference_name
+from hardsoft.programs.ahat.routes import build, check_route, tau_ratio
 
 runner = CliRunner()
 TASKS = [("induction-head", None), ("khop", 2), ("khop", 3), ("flipflop", None)]

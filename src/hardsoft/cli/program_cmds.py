@@ -54,7 +54,7 @@ app.add_typer(program_app, name="program")
 
 
 def _list_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    from hardsoft.programs.library import PROGRAM_ROUTES, PROGRAMS
+    from hardsoft.programs.ahat.library import PROGRAM_ROUTES, PROGRAMS
     from hardsoft.programs.source import example_programs, load_program
 
     rows: list[dict[str, Any]] = [
@@ -129,7 +129,7 @@ def _summary(built, target: str, output: Path) -> dict:
         summary["gap"] = b.compiled.program.gap
         summary["gamma_measured"] = b.report.to_dict()["gamma_measured"]
     else:
-        from hardsoft.programs.routes import compact_text
+        from hardsoft.programs.ahat.routes import compact_text
 
         summary["definition"] = built.certificate["definition"]
         summary["formulas"] = {nm: compact_text(str(f)) for nm, f in built.formulas.items()}
@@ -195,7 +195,7 @@ def program_cmd(
 ) -> None:
     """Build a §6 task model by one of two routes (`program NAME ...`)."""
     from hardsoft.model.io import save_model
-    from hardsoft.programs.routes import ROUTE_TARGETS, ROUTES, build, check_route
+    from hardsoft.programs.ahat.routes import ROUTE_TARGETS, ROUTES, build, check_route
 
     if route not in ROUTES:
         raise HardsoftError(f"unknown route {route!r} (one of {', '.join(ROUTES)})")
@@ -291,7 +291,7 @@ def run_cmd(
 
 
 def _compile_summary(program: Any, model: Any, target: str, masks: str, out: Path) -> dict:
-    from hardsoft.programs.routes import model_sizes
+    from hardsoft.programs.ahat.routes import model_sizes
 
     meta = model.meta
     summary = {

@@ -1,5 +1,5 @@
 """Norms and activation bounds read off a model's weights, shared by the temperature bounds
-(Yang, Strobl, Chiang & Angluin (TACL 2026) Theorem 26 in :mod:`hardsoft.programs.soften`, and
+(Yang, Strobl, Chiang & Angluin (TACL 2026) Theorem 26 in :mod:`hardsoft.programs.ahat.soften`, and
 the general simulation in :mod:`hardsoft.convert.bound`).
 
 ``col_norm(M)`` is the largest column sum of ``|M|``, so ``‖x M‖∞ <= col_norm(M) ‖x‖∞`` for a

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hardsoft.programs import dsl
-from hardsoft.programs.dsl import Linear, Position
+from hardsoft.programs.ahat import dsl
+from hardsoft.programs.ahat.dsl import Linear, Position
 from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp import gadgets as G
 from hardsoft.programs.rasp.domains import (

@@ -1,4 +1,4 @@
-"""RASP → an average-hard attention program (:mod:`hardsoft.programs.dsl`), exact at every
+"""RASP → an average-hard attention program (:mod:`hardsoft.programs.ahat.dsl`), exact at every
 length wherever every operation has an exact gadget.
 
 Each SOp is carried as its domain (:mod:`.domains`) says:
@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from hardsoft.errors import HardsoftError
-from hardsoft.programs import dsl
-from hardsoft.programs.dsl import Linear, Position, Token
+from hardsoft.programs.ahat import dsl
+from hardsoft.programs.ahat.dsl import Linear, Position, Token
 from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp import gadgets as G
 from hardsoft.programs.rasp.aggregate import Selections

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from hardsoft.programs.dsl import Linear
+from hardsoft.programs.ahat.dsl import Linear
 from hardsoft.programs.rasp.domains import Domain, Finite, Ints
 from hardsoft.programs.rasp.gadgets import Onehot
 

@@ -1,11 +1,11 @@
 """Two routes from a §6 task of Yang, Strobl, Chiang & Angluin (TACL 2026) to a transformer:
 
-- ``tieless`` (the default): the average-hard program of ``programs/library.py``, checked
+- ``tieless`` (the default): the average-hard program of ``programs/ahat/library.py``, checked
   uniform–tieless and converted to softmax with the certified τ(n) of their Theorem 26
   (τ = Θ(1/(n log n)), large constants inside the log). Targets ``average-hard`` and
   ``soft-temperature``.
 - ``logic``: the task written as temporal-logic formulas with named outputs
-  (:mod:`hardsoft.programs.logic_route`) and compiled by the logic compiler (causal: future
+  (:mod:`hardsoft.programs.ahat.logic_route`) and compiled by the logic compiler (causal: future
   masks only), cf. their Corollary 18 (the future-masked form of Corollary 17); the
   certificate's ``theorem`` says whether the model is that construction (with the default
   strict masks it is not: own constructions, cf. Cor. 18). Targets
@@ -29,9 +29,9 @@ from hardsoft.errors import HardsoftError
 from hardsoft.logic.syntax import Formula
 from hardsoft.model.spec import ModelSpec, eval_tau
 from hardsoft.model.transformer import Transformer
-from hardsoft.programs.library import PROGRAM_ROUTES
-from hardsoft.programs.logic_route import LOGIC_TASKS, task_formulas, task_reference_name
-from hardsoft.programs.soften import DEFAULT_EPS
+from hardsoft.programs.ahat.library import PROGRAM_ROUTES
+from hardsoft.programs.ahat.logic_route import LOGIC_TASKS, task_formulas, task_reference_name
+from hardsoft.programs.ahat.soften import DEFAULT_EPS
 
 ROUTES = ("tieless", "logic")
 ROUTE_TARGETS = {
@@ -119,7 +119,7 @@ def build(
             "--masks applies to --route logic (the tieless programs fix their masks)"
         )
     if route == "tieless":
-        from hardsoft.programs.build import build as build_tieless
+        from hardsoft.programs.ahat.build import build as build_tieless
 
         b = build_tieless(
             name,
@@ -211,7 +211,7 @@ def compact_text(text: str, limit: int = FORMULA_TEXT_LIMIT) -> str:
         return text
     return (
         f"{text[:limit]} ... [{len(text)} characters in all; the formulas are "
-        "hardsoft.programs.logic_route.task_formulas(name, k)]"
+        "hardsoft.programs.ahat.logic_route.task_formulas(name, k)]"
     )
 
 
@@ -249,7 +249,7 @@ def largest_exact_tau_logic(
     route's softmax model, rounded, still equals every output formula's value (the logic
     evaluator) at every position of ``words`` (equal lengths). Assumes exactness is monotone
     in τ; ``lo`` (the certified τ(n)) must be exact. The same search as
-    :func:`hardsoft.programs.verify.largest_exact_tau` for the tieless route."""
+    :func:`hardsoft.programs.ahat.verify.largest_exact_tau` for the tieless route."""
     from hardsoft.logic import evaluate
 
     alphabet = list(model.spec.alphabet)
