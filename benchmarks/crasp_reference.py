@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from hardsoft.check import check_model
-from hardsoft.programs.ahat.routes import model_sizes
+from hardsoft.programs.compiled import model_sizes
 from hardsoft.programs.crasp import from_text
 from hardsoft.programs.reference import program_reference
 

@@ -129,7 +129,7 @@ def _summary(built, target: str, output: Path) -> dict:
         summary["gap"] = b.compiled.program.gap
         summary["gamma_measured"] = b.report.to_dict()["gamma_measured"]
     else:
-        from hardsoft.programs.ahat.routes import compact_text
+        from hardsoft.programs.compiled import compact_text
 
         summary["definition"] = built.certificate["definition"]
         summary["formulas"] = {nm: compact_text(str(f)) for nm, f in built.formulas.items()}
@@ -291,7 +291,7 @@ def run_cmd(
 
 
 def _compile_summary(program: Any, model: Any, target: str, masks: str, out: Path) -> dict:
-    from hardsoft.programs.ahat.routes import model_sizes
+    from hardsoft.programs.compiled import model_sizes
 
     meta = model.meta
     summary = {

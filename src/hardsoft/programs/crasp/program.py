@@ -155,7 +155,7 @@ class CRaspProgram:
         (default 1000); the model itself works at every length."""
         from hardsoft.compile import compile_formula
         from hardsoft.logic import fragment
-        from hardsoft.programs.ahat.routes import compact_text, logic_certificate
+        from hardsoft.programs.compiled import compact_text, logic_certificate
 
         names = self.output_statements(outputs)
         n = DEFAULT_CERT_N if max_len is None else validate.positive_int(max_len, "max_len")
