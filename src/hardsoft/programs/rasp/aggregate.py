@@ -7,7 +7,6 @@ numerical ones are uniform heads."""
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,7 +27,7 @@ from hardsoft.programs.rasp.domains import (
     key,
 )
 from hardsoft.programs.rasp.gadgets import Onehot, range_check, region_size, same, signed_gate
-from hardsoft.programs.rasp.lowered import Low, Note, Ratio, Scaled
+from hardsoft.programs.rasp.lowered import Low, Lowerer, Note, Ratio, Scaled
 from hardsoft.programs.rasp.selectors import (
     REGIONS,
     Lookup,
@@ -39,9 +38,6 @@ from hardsoft.programs.rasp.selectors import (
     selection_parts,
 )
 
-if TYPE_CHECKING:
-    from hardsoft.programs.rasp.lower import Lowering
-
 _COUNT = Bound(0, 0), Bound(1, 0)
 _EMPTY = {"strict-future": "[i=1]", "strict-past": "[i=n]"}
 """Where a strict mask allows no position: a 0/1 position feature."""
@@ -50,7 +46,7 @@ _EMPTY = {"strict-future": "[i=1]", "strict-past": "[i=n]"}
 class Selections:
     """The SelectorWidths and Aggregates of one lowering."""
 
-    def __init__(self, lw: Lowering) -> None:
+    def __init__(self, lw: Lowerer) -> None:
         self.lw = lw
 
     # ---- SelectorWidth -------------------------------------------------------------------
@@ -147,8 +143,8 @@ class Selections:
         """``#{j in mask : T[q_i][k_j]} / D``: one uniform head averaging, per query value q,
         the column ``Σ_k T[q][k]·[k_j = k]``; ReLU gates pick the row of q_i."""
         sig = ("frac", mask, tuple(sorted(table)), id(q_oh), id(k_oh))
-        if sig in self.lw._counts:
-            return self.lw._counts[sig][0]
+        if sig in self.lw.counts:
+            return self.lw.counts[sig][0]
         rows = sorted({q for q, _ in table})
         cols = [G.lin_sum([k_oh[k] for (qq, k) in table if qq == q]) for q in rows]
         if len(rows) == len(q_oh) and all(same(cols[0], c) for c in cols):
@@ -162,7 +158,7 @@ class Selections:
                     for m, q in enumerate(rows)
                 ]
             )
-        self.lw._counts[sig] = (frac, frac)
+        self.lw.counts[sig] = (frac, frac)
         return frac
 
     def _count(
@@ -170,14 +166,14 @@ class Selections:
     ) -> Linear:
         """The exact integer ``#{j in mask : T[q_i][k_j]}`` (mask none or future)."""
         sig = ("count", mask, tuple(sorted(table)), id(q_oh), id(k_oh))
-        if sig not in self.lw._counts:
+        if sig not in self.lw.counts:
             frac = self._frac(mask, q_oh, k_oh, table, name)
             exists = G.select_max(q_oh, k_oh, table, [], mask, label=f"{name}.exists").found
-            self.lw._counts[sig] = (
+            self.lw.counts[sig] = (
                 G.recover_count(frac, exists, mask, label=f"{name}.lookup"),
                 exists,
             )
-        return self.lw._counts[sig][0]
+        return self.lw.counts[sig][0]
 
     def _region_count(self, mask: str, x: Low, code: int, name: str) -> Linear:
         """The exact ``#{j in mask : x_j = value(code)}`` for a finite x."""

@@ -110,7 +110,7 @@ class Lowering:
         self.tied: list[str] = []
         self._names: dict[int, str] = {}
         self._views: dict[int, tuple[Finite, Onehot]] = {}
-        self._counts: dict[tuple[Any, ...], tuple[Linear, Linear]] = {}
+        self.counts: dict[tuple[Any, ...], tuple[Linear, Linear]] = {}
         for name, sop in statements(program):
             self._names[sop.unique_id] = name
         for k, expr in enumerate(topological(program)):
