@@ -318,3 +318,6 @@ def evaluate_all(program: R.SOp, xs: Sequence[Any], sops: Sequence[R.SOp]) -> li
     ev = Evaluator(xs)
     ev.sop(program)
     return [ev.sop(s) for s in sops]
+
+
+R.register_evaluator(evaluate)
