@@ -138,6 +138,51 @@ def _batch_size_for(model: Transformer, n: int, chunk_size: int | str | None = N
     return size
 
 
+def _require_check_memory(
+    model: Transformer,
+    k: int,
+    exhaustive_max_n: int,
+    random_n: Sequence[int],
+    samples: int,
+    max_exhaustive: int,
+    chunk_size: int | str | None,
+) -> None:
+    """Refuse, before any work, a check whose largest batch of strings or forward pass would
+    not fit in memory (:mod:`hardsoft.memory`)."""
+    per_symbol = 48 + 8 * model.spec.d_out  # ids, reference, predictions, outputs (bytes)
+    largest = [(samples, n) for n in random_n]
+    if exhaustive_max_n:
+        n = exhaustive_max_n
+        largest.append((min(max_exhaustive, k**n) if n * math.log2(k) < 64 else max_exhaustive, n))
+    itemsize = model.W_E.element_size()
+    for count, n in largest:
+        memory.require(count * n * per_symbol, f"checking {count} strings of length {n}")
+        memory.require(
+            memory.forward_bytes(model.spec, 1, n, itemsize, chunk_size),
+            f"a forward pass on 1 input(s) of length {n}",
+            str(model.device),
+        )
+
+
+def _empty_report(model: Transformer) -> dict[str, Any]:
+    """The report :func:`check_model` fills in, before any string is checked."""
+    return {
+        "mismatches": 0,
+        "mismatched_positions": 0,
+        "checked_strings": 0,
+        "checked_positions": 0,
+        "max_n": 0,
+        "lengths": [],
+        "exhaustive_lengths": [],
+        "sampled_lengths": [],
+        "max_abs_error": 0.0,
+        "first_mismatch": None,
+        "attention_paths": {},
+        "readout": acceptance_of(model).describe(),
+        "by_length": [],
+    }
+
+
 def check_model(
     model: Transformer,
     reference: Reference,
@@ -181,36 +226,10 @@ def check_model(
     if readout not in READOUTS:
         raise HardsoftError(f"unknown readout {readout!r} (one of {', '.join(READOUTS)})")
     k = len(model.spec.alphabet)
-    per_symbol = 48 + 8 * model.spec.d_out  # ids, reference, predictions, outputs (bytes)
-    largest = [(samples, n) for n in random_n]
-    if exhaustive_max_n:
-        n = exhaustive_max_n
-        largest.append((min(max_exhaustive, k**n) if n * math.log2(k) < 64 else max_exhaustive, n))
-    itemsize = model.W_E.element_size()
-    for count, n in largest:
-        memory.require(count * n * per_symbol, f"checking {count} strings of length {n}")
-        memory.require(
-            memory.forward_bytes(model.spec, 1, n, itemsize, chunk_size),
-            f"a forward pass on 1 input(s) of length {n}",
-            str(model.device),
-        )
+    _require_check_memory(model, k, exhaustive_max_n, random_n, samples, max_exhaustive, chunk_size)
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
-    report: dict[str, Any] = {
-        "mismatches": 0,
-        "mismatched_positions": 0,
-        "checked_strings": 0,
-        "checked_positions": 0,
-        "max_n": 0,
-        "lengths": [],
-        "exhaustive_lengths": [],
-        "sampled_lengths": [],
-        "max_abs_error": 0.0,
-        "first_mismatch": None,
-        "attention_paths": {},
-        "readout": acceptance_of(model).describe(),
-        "by_length": [],
-    }
+    report = _empty_report(model)
     plan: list[tuple[int, str]] = [(n, "exhaustive") for n in range(1, exhaustive_max_n + 1)]
     plan += [(n, "random") for n in random_n]
     for n, how in plan:
