@@ -457,19 +457,21 @@ def _formula_row(row: Row) -> dict[str, Claim]:
     }
 
 
-def _claims() -> dict[tuple[str, str], Claim]:
-    by = {r.id: r for r in ROWS}
+_NOT_SF = f"{YCA}; {SCHUTZENBERGER}"
+_NOT_REG = f"{YCA}; a star-free language is regular"
+
+
+def _counting_claims(by: dict[str, Any]) -> dict[str, dict[str, Claim]]:
+    """PARITY, MAJORITY and FIRST: the rows the compiled formulas settle."""
     c: dict[str, dict[str, Claim]] = {}
-    not_sf = f"{YCA}; {SCHUTZENBERGER}"
-    not_reg = f"{YCA}; a star-free language is regular"
     c["parity"] = {
-        "uhat-strict": _imp(not_sf, "not-star-free", "restrict"),
+        "uhat-strict": _imp(_NOT_SF, "not-star-free", "restrict"),
         "uhat-pe": _imp(f"{HAHN_HARD}; {HAF}", "same-language", "restrict"),
         **_formula_row(by["parity"]),
         "soft-ln": _possible(CC22),
     }
     c["majority"] = {
-        "uhat-strict": _imp(not_reg, "not-regular", "restrict"),
+        "uhat-strict": _imp(_NOT_REG, "not-regular", "restrict"),
         "uhat-pe": _imp(HAF, "same-language", "restrict"),
         **_formula_row(by["majority"]),
         "soft-ln": _possible(YC24, "counting"),
@@ -480,9 +482,15 @@ def _claims() -> dict[tuple[str, str], Claim]:
         **_formula_row(by["first"]),
         "soft-ln": _possible(f"{YC24}; also {CC22}", "counting"),
     }
+    return c
+
+
+def _dyck_claims(by: dict[str, Any]) -> dict[str, dict[str, Claim]]:
+    """DYCK-1, -2, -3: Hahn's limits for hard attention, the §6 program for soft."""
+    c: dict[str, dict[str, Claim]] = {}
     for rid in ("dyck1", "dyck2", "dyck3"):
         c[rid] = {
-            "uhat-strict": _imp(not_reg, "not-regular", "restrict"),
+            "uhat-strict": _imp(_NOT_REG, "not-regular", "restrict"),
             "uhat-pe": _imp(
                 f"{HAHN_HARD}; {HAF}",
                 "same-language" if rid == "dyck1" else "dyck1-projection",
@@ -511,8 +519,14 @@ def _claims() -> dict[tuple[str, str], Claim]:
                 "soft-ln": _open(LN_OPEN),
             }
         )
+    return c
+
+
+def _regular_claims(by: dict[str, Any]) -> dict[str, dict[str, Claim]]:
+    """aⁿbⁿ and the regular rows (star-free or not)."""
+    c: dict[str, dict[str, Claim]] = {}
     c["anbn"] = {
-        "uhat-strict": _imp(not_reg, "not-regular"),
+        "uhat-strict": _imp(_NOT_REG, "not-regular"),
         "uhat-pe": _con(
             "Hahn (2020) §5, Discussion after Corollary 2 (aⁿbⁿ with suitable position "
             f"embeddings), own construction; the class result: {BKLP}",
@@ -522,7 +536,7 @@ def _claims() -> dict[tuple[str, str], Claim]:
         "soft-ln": _possible(YC24, "counting"),
     }
     c["aa-star"] = {
-        "uhat-strict": _imp(not_sf, "not-star-free"),
+        "uhat-strict": _imp(_NOT_SF, "not-star-free"),
         "uhat-pe": _con(f"{BKLP} (MOD(2, 0)(i) is a position feature)"),
         **_formula_row(by["aa-star"]),
         "soft-ln": _open(LN_OPEN),
@@ -534,6 +548,12 @@ def _claims() -> dict[tuple[str, str], Claim]:
             **_formula_row(by[rid]),
             "soft-ln": _possible(YC24, "counting"),
         }
+    return c
+
+
+def _task_claims() -> dict[str, dict[str, Claim]]:
+    """The §6 tasks: the logic route and the tieless program."""
+    c: dict[str, dict[str, Claim]] = {}
     for rid in ("induction-head", "khop2", "khop3", "flipflop"):
         c[rid] = {
             "uhat-strict": _con(
@@ -548,6 +568,12 @@ def _claims() -> dict[tuple[str, str], Claim]:
             "soft-pe": _con(f"{Y26} §6 logic route, part (b): τ = 1", "program-logic"),
             "soft-ln": _open(LN_OPEN),
         }
+    return c
+
+
+def _claims() -> dict[tuple[str, str], Claim]:
+    by = {r.id: r for r in ROWS}
+    c = {**_counting_claims(by), **_dyck_claims(by), **_regular_claims(by), **_task_claims()}
     for rid, cells in c.items():
         task = rid in TASK_ROWS
         note = TASK_MARGIN_NOTE if task else MARGIN_NOTE
