@@ -92,21 +92,14 @@ def decompile_cmd(
     or when --language finds a word where the formula and the language differ. See
     docs/decompile.md."""
     from hardsoft.decompile import decompile
-    from hardsoft.logic.syntax import to_text
     from hardsoft.model import load_model
-    from hardsoft.model.io import atomic_write
 
     written_as = DecompileAs.parse(notation, "--as notation")
     model = load_model(model_path)
     if written_as is DecompileAs.BRASP:
         _require_unique_hard(model)
     if random_words:  # a word of up to --random-max-n symbols, and the model run on it
-        from hardsoft import memory
-
-        need = 64 * random_max_n + memory.forward_bytes(
-            model.spec, 1, random_max_n, model.W_E.element_size()
-        )
-        memory.require(need, f"verifying on random words of length up to {random_max_n:,}")
+        _require_random_memory(model, random_max_n)
     status = err_console.status("decompiling", spinner="dots")
     show = err_console.is_terminal and not as_json
     if show:
@@ -128,6 +121,25 @@ def decompile_cmd(
         if show:
             status.stop()
     info = result.to_dict()
+    program = _written_program(written_as, model, result, model_path, info)
+    if out is not None:
+        _write_out(out, info, program, result)
+    _report(info, program, out, written_as, result, as_json)
+
+
+def _require_random_memory(model, random_max_n: int) -> None:
+    """Refuse before decompiling when a random word and the model run on it would not fit."""
+    from hardsoft import memory
+
+    need = 64 * random_max_n + memory.forward_bytes(
+        model.spec, 1, random_max_n, model.W_E.element_size()
+    )
+    memory.require(need, f"verifying on random words of length up to {random_max_n:,}")
+
+
+def _written_program(written_as, model, result, model_path: Path, info: dict) -> str | None:
+    """``--as crasp|brasp``: the program text (also put into ``info``), read back over the
+    model's alphabet; None for ``--as ltl``."""
     program = None
     if written_as is DecompileAs.CRASP:
         program = _as_crasp(model, result, model_path)
@@ -140,15 +152,27 @@ def decompile_cmd(
         info["program"] = program
     if program is not None:
         _reads_back_over_the_models_alphabet(program, written_as, model)
-    if out is not None:
-        if out.suffix == ".json":
-            text = json.dumps(info, indent=2) + "\n"
-        elif program is not None:
-            text = program
-        else:
-            text = "".join(to_text(f) + "\n" for f in result.formulas)
-        atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-        info["path"] = str(out)
+    return program
+
+
+def _write_out(out: Path, info: dict, program: str | None, result) -> None:
+    """``-o OUT``: the report (``.json``), the program, or one formula per line, atomically."""
+    from hardsoft.logic.syntax import to_text
+    from hardsoft.model.io import atomic_write
+
+    if out.suffix == ".json":
+        text = json.dumps(info, indent=2) + "\n"
+    elif program is not None:
+        text = program
+    else:
+        text = "".join(to_text(f) + "\n" for f in result.formulas)
+    atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    info["path"] = str(out)
+
+
+def _report(info: dict, program: str | None, out: Path | None, written_as, result, as_json: bool):
+    """Print the result (JSON, the program alone on stdout, or the text report) and exit 1
+    where the check or the language comparison is negative."""
     if as_json:
         print_json(info)
     elif program is not None and out is None:
