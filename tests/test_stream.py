@@ -33,7 +33,7 @@ tolerance the fast paths are held to against the dense path (tests/test_fastpath
 
 def same_up_to_rounding(a, b) -> None:
     """Equal up to :data:`ROUNDING`, and the acceptance readout (> 1/2) exactly equal."""
-    a, b = torch.as_tensor(np.array(a)), torch.as_tensor(np.array(b))  # copies: a may be mmap
+    a, b = (x if isinstance(x, torch.Tensor) else torch.from_numpy(np.array(x)) for x in (a, b))
     torch.testing.assert_close(a, b, rtol=0, atol=ROUNDING)
     assert torch.equal(a > 0.5, b > 0.5)
 
