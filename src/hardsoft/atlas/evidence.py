@@ -139,6 +139,17 @@ def class_violations(model: Transformer, col: Column) -> list[str]:
     return bad
 
 
+def margin_violations(model: Transformer) -> list[str]:
+    """Empty when the model's certificate states an output margin of ½ at every n it lists
+    (the fixed margin of the layer-norm columns); else why not."""
+    ln = ((model.meta or {}).get("certificate") or {}).get("layer_norm") or {}
+    values = (ln.get("margin") or {}).get("values") or {}
+    if not values:
+        return ["its certificate states no margin"]
+    low = min(float(v["margin"]) for v in values.values())
+    return [] if low >= 0.5 else [f"its certified margin falls to {low:.3g}"]
+
+
 def _layer_norm_violations(model: Transformer, want: LayerNorm) -> list[str]:
     has = str(model.spec.layer_norm) != "none"
     eps = float(model.spec.ln_eps)

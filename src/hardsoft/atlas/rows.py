@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from hardsoft.atlas.ltl_search import outcome
-from hardsoft.atlas.program_rows import describe, program_cells
+from hardsoft.atlas.program_rows import describe as describe_program_row
+from hardsoft.atlas.program_rows import program_cells
 from hardsoft.atlas.row_files import check_row_name, write_json
 from hardsoft.atlas.starfree import decide_star_free
 from hardsoft.errors import HardsoftError
@@ -56,13 +57,20 @@ def decide_row(
                 f"--alphabet {alphabet!r} is not the DFA file's {''.join(dfa.alphabet)!r}"
             )
         source = {"dfa_file": str(dfa_file)}
-    decision = decide_star_free(dfa)
     regen = (
         f"hardsoft atlas add-row --regex {shlex.quote(regex)} --name {name} --alphabet "
         f"{shlex.quote(''.join(dfa.alphabet))}"
         if regex is not None
         else f"hardsoft atlas add-row --dfa {shlex.quote(str(dfa_file))} --name {name}"
     )
+    return describe(name, dfa, source, regen)
+
+
+def describe(name: str, dfa: DFA, source: dict[str, Any], command: str) -> dict[str, Any]:
+    """The record of a regular row before any construction: its source, the minimal DFA and
+    the star-free decision (``command`` regenerates it). Shared by ``atlas add-row`` and the
+    atlas's built-in regular rows (:mod:`hardsoft.atlas.regular_rows`)."""
+    decision = decide_star_free(dfa)
     return {
         "name": name,
         **source,
@@ -77,8 +85,19 @@ def decide_row(
             else "not recognised by any masked unique-hard transformer without position features"
         ),
         "citation": DECISION_CITATION,
-        "command": regen,
+        "command": command,
     }
+
+
+def settle(record: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Build what the row's record promises (models and checks under ``folder``) and set its
+    status: the step after :func:`describe`, shared by ``atlas add-row`` and the built-in
+    regular rows."""
+    if record["star_free"]:
+        dfa = dfa_from_file_dict(record["dfa"])
+        record["construction"] = construct(record["name"], dfa, folder)
+    record["status"] = status_of(record)
+    return record
 
 
 def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
@@ -182,10 +201,7 @@ def add_row(
     rows = Path(out) / "rows"
     if not force:
         _refuse_overwrite(rows, record)
-    if record["star_free"]:
-        dfa = dfa_from_file_dict(record["dfa"])
-        record["construction"] = construct(name, dfa, rows)
-    record["status"] = status_of(record)
+    settle(record, rows)
     write_json(rows / f"{name}.dfa.json", record["dfa"])
     record["evidence_path"] = str(rows / f"{name}.json")
     write_json(rows / f"{name}.json", record)
@@ -228,7 +244,7 @@ def user_row_entry(rec: dict[str, Any]) -> dict[str, Any]:
     """The row as the table lists it (a program row also when no cell is settled, with what
     each target gave)."""
     if rec.get("kind") == "program":
-        return {"id": rec["name"], "title": rec["name"], "note": describe(rec)}
+        return {"id": rec["name"], "title": rec["name"], "note": describe_program_row(rec)}
     return {"id": rec["name"], "title": rec["name"]}
 
 

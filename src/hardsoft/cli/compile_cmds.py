@@ -20,16 +20,25 @@ if TYPE_CHECKING:
 def _resolve_formula(
     text: str, alphabet: str | None, need_alphabet: bool = True
 ) -> tuple[str, str]:
-    """A formula text and its alphabet: ``text`` itself, or a named formula (``@name`` or a
-    plain library name) whose alphabet is the default."""
-    from hardsoft.logic import FORMULAS
+    """A formula text and its alphabet: ``text`` itself, or a named formula ``@name`` whose
+    alphabet is the default. A plain name is formula text, as ``eval`` and ``check`` read it
+    (``first`` is the keyword, not the named formula ``@first``): compile-then-check of one
+    text checks what was compiled."""
+    from hardsoft.logic import FORMULAS, parse
 
-    name = text[1:] if text.startswith("@") else text
-    if name in FORMULAS:
+    if text.startswith("@"):
+        name = text[1:]
+        if name not in FORMULAS:
+            raise HardsoftError(f"unknown named formula {name!r} (known: {', '.join(FORMULAS)})")
         entry = FORMULAS[name]
         return entry.text, "".join(validate.alphabet(alphabet or entry.alphabet, "--alphabet"))
-    if text.startswith("@"):
-        raise HardsoftError(f"unknown named formula {name!r} (known: {', '.join(FORMULAS)})")
+    if text in FORMULAS:
+        try:
+            parse(text)
+        except HardsoftError:
+            raise HardsoftError(
+                f"{text!r} is not a formula; the named formula is written @{text}"
+            ) from None
     if not alphabet and need_alphabet:
         raise HardsoftError("give the alphabet with --alphabet (e.g. --alphabet 01)")
     return text, "".join(validate.alphabet(alphabet, "--alphabet")) if alphabet else ""
@@ -100,17 +109,39 @@ def print_certificate(cert: dict) -> None:
             f"head {h['layer']}.{h['head']}   {h['gadget']:<22} {h['weighting']:<9} "
             f"{h['mask']:<13} {h['theorem']}"
         )
+    if "layer_norm" in cert:
+        print_layer_norm(cert)
+        return
     console.print(
         f"error      max proven head error {cert['max_error_bound']:.3g} "
         f"< rounding margin {cert['rounding_margin']:.3g}: {cert['bounds_below_margin']}"
     )
 
 
+def print_layer_norm(cert: dict) -> None:
+    """The layer-norm part of a soft-ln certificate: margin, pre-norm scale, what ε does."""
+    ln = cert["layer_norm"]
+    console.print(f"layer norm {ln['placement']}, ε = {ln['eps']:g}", markup=False)
+    console.print(f"margin     {ln['margin']['output']}", markup=False, soft_wrap=True)
+    console.print(f"pre-norm   {ln['margin']['pre_norm']}", markup=False, soft_wrap=True)
+    for row in ln["eps_effect"]["at"]:
+        lo, hi = row["margin_at_least_quarter_up_to_n"], row["margin_below_quarter_from_n"]
+        exact = row["exact_up_to_n"]
+        margin = "every n" if lo is None else f"n <= {lo:,}"
+        if hi is not None:
+            margin += f" (below 1/4 from n = {hi:,})"
+        proven = "every n" if exact is None else f"n <= {exact:,}"
+        console.print(
+            f"ε = {row['eps']:g}   margin >= 1/4 for {margin}; proven exact for {proven}",
+            markup=False,
+        )
+
+
 @app.command("compile")
 def compile_cmd(
     formula: str = typer.Argument(
         None,
-        help="A formula, e.g. \"MOD(2, 1)(#<['1'])\", or a named formula such as parity-mod "
+        help="A formula, e.g. \"MOD(2, 1)(#<['1'])\", or a named formula such as @parity-mod "
         "(or give named outputs with --output instead).",
     ),
     output: list[str] = typer.Option(
@@ -120,7 +151,13 @@ def compile_cmd(
         "k-th output's value.",
     ),
     alphabet: str = typer.Option(None, "--alphabet", "-a", help="The input alphabet, e.g. 01."),
-    target: str = typer.Option("hard", "--target", "-t", help="hard | soft-temperature | soft-pe."),
+    target: str = typer.Option(
+        "hard",
+        "--target",
+        "-t",
+        help="hard | soft-temperature | soft-pe | soft-ln (layer norm with ε = 0, τ = 1: the "
+        "counting fragment, future masks; Yang & Chiang 2024).",
+    ),
     causal: bool = typer.Option(False, "--causal", help="Future masks only (past fragment)."),
     masks: str = typer.Option(
         None,

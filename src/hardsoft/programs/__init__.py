@@ -2,7 +2,7 @@
 their own interpreters.
 
 One package per notation: :mod:`.ahat` (average-hard attention programs, Yang, Strobl, Chiang
-& Angluin (TACL 2026): a DSL built in Python, its interpreter and compiler, Theorem 26's
+& Angluin (arXiv:2412.09925v1): a DSL built in Python, its interpreter and compiler, Theorem 26's
 softmax conversion and the §6 programs), :mod:`.crasp` (C-RASP files, ``.cr``), :mod:`.brasp`
 (B-RASP files, ``.brasp``) and :mod:`.rasp` (Tracr's RASP, ``FILE.py:NAME``, lowered into the
 average-hard DSL). The notations never import each other, except RASP's lowering into

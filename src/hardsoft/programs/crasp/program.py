@@ -20,6 +20,7 @@ from hardsoft.programs.crasp.interpret import evaluate
 from hardsoft.programs.crasp.parser import parse_program
 from hardsoft.programs.crasp.syntax import Type
 from hardsoft.programs.crasp.translate import translate
+from hardsoft.programs.quoting import STRING, unescape
 from hardsoft.programs.source import (
     Notation,
     ProgramRun,
@@ -34,8 +35,43 @@ __all__ = ["CRaspProgram", "from_text", "load", "DEFAULT_CERT_N"]
 DEFAULT_CERT_N = 1000
 """The length at which a compiled program's certificate evaluates its bounds by default."""
 
-_PRAGMA = re.compile(r"^[ \t]*//[ \t]*alphabet:[ \t]*(\S+)[ \t]*$", re.MULTILINE)
-"""``// alphabet: SYMBOLS``: a comment declaring the program's alphabet (other tools ignore it)."""
+_PRAGMA = re.compile(rf"^[ \t]*//[ \t]*alphabet:[ \t]*({STRING}|\S+)[ \t]*$", re.MULTILINE)
+"""``// alphabet: SYMBOLS``: a comment declaring the program's alphabet (other tools ignore it);
+``// alphabet: "SYMBOLS"`` in double quotes, escaped (:mod:`hardsoft.programs.quoting`), for an
+alphabet with spaces, quotes, backslashes or characters that do not print."""
+_PRAGMA_LIKE = re.compile(r"^[ \t]*//[ \t]*alphabet[ \t]*[:=].*$", re.MULTILINE | re.IGNORECASE)
+"""A comment that means to declare the alphabet; one not of the form above is refused (it was
+silently ignored, and the program then ran over the symbols it mentions)."""
+
+
+def _declared(value: str) -> str:
+    """The alphabet a ``// alphabet:`` comment declares (quoted or not)."""
+    if len(value) >= 2 and value[0] == value[-1] == '"' and re.fullmatch(STRING, value):
+        return unescape(value[1:-1])
+    return value
+
+
+def _declared_alphabet(text: str, where: str) -> tuple[str, ...] | None:
+    """The alphabet of the ``// alphabet:`` comment (None without one); a malformed comment,
+    or two that disagree, is a one-line error naming the line."""
+    found: list[str] = []
+    for m in _PRAGMA_LIKE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        exact = _PRAGMA.fullmatch(m.group(0))
+        if exact is None:
+            raise HardsoftError(
+                f"{where} line {line}: malformed alphabet comment {m.group(0).strip()!r}; "
+                "write // alphabet: SYMBOLS (the symbols as one word, e.g. // alphabet: ab, "
+                'or quoted: // alphabet: "a b")'
+            )
+        found.append(_declared(exact.group(1)))
+    if len(set(found)) > 1:
+        raise HardsoftError(f"{where}: two '// alphabet:' comments disagree: {found[0]!r}, "
+                            f"{found[1]!r}")  # fmt: skip
+    if not found:
+        return None
+    return validate.alphabet(found[0], f"{where}: the '// alphabet:' comment")
+
 
 RESULTS = {
     "TL[Y]": "Thm. 13",
@@ -153,7 +189,7 @@ class CRaspProgram:
         is true, else 0, at every position of every input: the certificate says why.
         ``max_len``: the length at which the certificate evaluates τ(n) and its error bounds
         (default 1000); the model itself works at every length."""
-        from hardsoft.compile import compile_formula
+        from hardsoft.compile import Target, compile_formula
         from hardsoft.logic import fragment
         from hardsoft.programs.compiled import compact_text, logic_certificate
 
@@ -172,10 +208,13 @@ class CRaspProgram:
         joint = next(iter(chosen.values()))
         for f in list(chosen.values())[1:]:
             joint = L.And(joint, f)
-        result = RESULTS.get(fragment(joint).name, "Cor. 23")
-        model.meta["certificate"] = logic_certificate(
-            model.meta["certificate"], target, result=result, route="C-RASP"
-        )
+        if Target.parse(target, "target") is Target.SOFT_LN:  # its own certificate and label
+            model.meta["certificate"]["route"] = "C-RASP"
+        else:
+            result = RESULTS.get(fragment(joint).name, "Cor. 23")
+            model.meta["certificate"] = logic_certificate(
+                model.meta["certificate"], target, result=result, route="C-RASP"
+            )
         model.meta["formulas"] = {nm: compact_text(L.to_text(f)) for nm, f in chosen.items()}
         model.meta["program"] = {
             "notation": self.notation.value,
@@ -197,11 +236,8 @@ def from_text(
     ``// alphabet: SYMBOLS`` comment, else the symbols the program mentions (sorted)."""
     in_file = f"{where!r}: " if where else ""  # a syntax error names the file
     where = where or f"program {name!r}"
+    declared = _declared_alphabet(text, where)  # checked even where --alphabet overrides it
     given = None if alphabet is None else validate.alphabet(alphabet, "--alphabet")
-    pragmas = _PRAGMA.findall(text) if given is None else []
-    declared = (
-        validate.alphabet(pragmas[0], f"{where}: the '// alphabet:' comment") if pragmas else None
-    )
     fixed = given if given is not None else declared  # checked against before it is decided
     checked = check_program(parse_program(text, in_file), alphabet=fixed, where=where)
     missing = (
