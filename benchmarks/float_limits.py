@@ -1,4 +1,4 @@
-"""Derived float limits (hardsoft.programs.rounding) against measurement, float32.
+"""Derived float limits (hardsoft.programs.ahat.rounding) against measurement, float32.
 
 For every shipped RASP program (Tracr's library, @tracr_lib) and the §6 tieless programs:
 the certificate's float64 and float32 limits and what binds them; then, in float32, the model

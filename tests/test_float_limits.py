@@ -1,5 +1,5 @@
 """Float limits of compiled programs (RASP, the average-hard and tieless §6 programs): derived
-from the construction (:mod:`hardsoft.programs.rounding`), carried in the certificate, exact
+from the construction (:mod:`hardsoft.programs.ahat.rounding`), carried in the certificate, exact
 at the limit and wrong somewhere past it, and warned about by ``run`` and ``check``; a bounded
 model run past its bound; a check that checked nothing."""
 
@@ -14,7 +14,7 @@ import torch
 
 from hardsoft.programs.ahat import dsl
 from hardsoft.programs.ahat.compile import compile_program
-from hardsoft.programs.rounding import FORMATS, float_limits, head_models, linear
+from hardsoft.programs.ahat.rounding import FORMATS, float_limits, head_models, linear
 from tests._cli import run_cli
 
 LIB = Path(__file__).resolve().parents[1] / "src/hardsoft/programs/examples/tracr_lib.py"
@@ -38,7 +38,7 @@ def test_a_dot_product_on_integers_is_exact_below_two_to_the_p() -> None:
 
 
 def _feature(name: str, n: int):  # type: ignore[no-untyped-def]
-    from hardsoft.programs.rounding import feature
+    from hardsoft.programs.ahat.rounding import feature
 
     return feature(name, n, F32)
 

@@ -20,7 +20,7 @@ length or for n <= max_len (and which operation needed the bound, and why), whic
 statement became, the domain conditions (where ``rasp.evaluate`` itself is undefined), the
 outputs, the tieless check, for softmax Theorem 26's τ(n) with its constants, and
 ``float_limits``: the largest n proven exact in float64 and float32
-(:mod:`hardsoft.programs.rounding`).
+(:mod:`hardsoft.programs.ahat.rounding`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from hardsoft.model.spec import ModelSpec, Weighting
 from hardsoft.model.transformer import Transformer
 from hardsoft.programs.ahat import dsl
 from hardsoft.programs.ahat.compile import Compiled, compile_program
+from hardsoft.programs.ahat.rounding import float_limits, head_models
 from hardsoft.programs.ahat.soften import certificate as theorem26
 from hardsoft.programs.ahat.soften import soften
 from hardsoft.programs.ahat.tieless import TielessReport, check_tieless, sample_words
@@ -47,7 +48,6 @@ from hardsoft.programs.rasp.lower import Lowering
 from hardsoft.programs.rasp.outputs import Output, build_outputs, json_value
 from hardsoft.programs.rasp.selectors import Unsupported
 from hardsoft.programs.readout import TOLERANCE
-from hardsoft.programs.rounding import float_limits, head_models
 
 
 class Target(str, Enum):

@@ -42,7 +42,7 @@ import numpy as np
 from hardsoft.model.spec import Weighting, eval_tau
 from hardsoft.model.transformer import Transformer
 from hardsoft.programs.ahat import dsl
-from hardsoft.programs.float_values import (
+from hardsoft.programs.ahat.float_values import (
     EXACT_ONE,
     FORMATS,
     SNAP_POINTS,
