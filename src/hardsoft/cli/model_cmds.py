@@ -276,16 +276,8 @@ def run_cmd(
     readout = acceptance_of(model)
     accepts = [bool(readout.accept(torch.as_tensor(o[-1], device="cpu"))) for o in outputs]
     if npy_out is not None:
-        summary = {
-            "inputs": [{"n": len(w), "accept": a} for w, a in zip(words, accepts)],
-            "output_names": names,
-            "output": str(npy_out),
-            "shape": list(_write_outputs(npy_out, outputs)),
-            "dtype": str(outputs[0].dtype),
-            "seconds": seconds,
-            "attention_paths": paths,
-            "precision": precision,
-        }
+        ran = {"seconds": seconds, "attention_paths": paths, "precision": precision}
+        summary = _written(npy_out, words, outputs, accepts, names, ran)
         return _print_written(summary, accepts, as_json)
     results = _results(model, words, outputs, accepts, names)
     if trace or plot is not None:
@@ -326,6 +318,21 @@ def _run_all(
     if pending.get("warning"):  # after the run: a refused request stays one line
         err_console.print(f"warning: {pending['warning']}", soft_wrap=True)
     return outputs, paths, seconds
+
+
+def _written(
+    npy_out: Path, words: list[str], outputs: list, accepts: list[bool], names: list[str], ran: dict
+) -> dict[str, Any]:
+    """``run -o OUT.npy``: write the outputs; the summary printed instead of them (``ran``:
+    the run's seconds, attention paths and precision)."""
+    return {
+        "inputs": [{"n": len(w), "accept": a} for w, a in zip(words, accepts)],
+        "output_names": names,
+        "output": str(npy_out),
+        "shape": list(_write_outputs(npy_out, outputs)),
+        "dtype": str(outputs[0].dtype),
+        **ran,
+    }
 
 
 def _print_written(summary: dict, accepts: list[bool], as_json: bool) -> None:
