@@ -12,8 +12,8 @@ from hardsoft.model.transformer import Transformer
 CERT_NS = (10, 100, 1000, 5000)
 COROLLARY = "Cor. 18"
 """The result the logic route relates to: the formulas are past-only and compiled with future
-masks (Yang, Strobl, Chiang & Angluin (TACL 2026) Corollary 18, the future-masked form of
-Corollary 17). Whether the model is that construction is its label (``theorem``), from the
+masks (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Corollary 18, the future-masked
+form of Corollary 17). Whether the model is that construction is its label (``theorem``), from the
 heads' labels (:func:`hardsoft.compile.results.model_label`)."""
 
 
