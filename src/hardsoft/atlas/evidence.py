@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hardsoft.atlas.starfree import decide_star_free
+from hardsoft.regular.starfree import decide_star_free
 from hardsoft.atlas.table import Column, EvidenceKind, Features, LayerNorm, Masks, Row, Status
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import Language, get_language

@@ -1,5 +1,5 @@
 """Rows a user brings: a regular language (a regular expression or a DFA file) whose
-star-freeness is *decided* (:mod:`hardsoft.atlas.starfree`), which by Yang, Chiang & Angluin
+star-freeness is *decided* (:mod:`hardsoft.regular.starfree`), which by Yang, Chiang & Angluin
 (2024) settles the column "unique-hard, strict masks, no position features":
 
 * not star-free: **impossible** (proof: the decision, with its witness);
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hardsoft.atlas.ltl_search import outcome
-from hardsoft.atlas.starfree import decide_star_free
+from hardsoft.regular.starfree import decide_star_free
 from hardsoft.atlas.table import ROW_IDS
 from hardsoft.errors import HardsoftError
 from hardsoft.languages.regular import DFA, dfa_from_file, dfa_from_regex

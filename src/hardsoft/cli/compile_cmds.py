@@ -9,7 +9,13 @@ import typer
 
 from hardsoft import validate
 from hardsoft.cli import app
-from hardsoft.cli.common import console, int_option, output_file_option, print_json
+from hardsoft.cli.common import (
+    console,
+    input_file_option,
+    int_option,
+    output_file_option,
+    print_json,
+)
 from hardsoft.cli.run_options import apply_dtype, dtype_option
 from hardsoft.errors import HardsoftError
 
@@ -119,6 +125,16 @@ def compile_cmd(
         help="A named output NAME=FORMULA (repeatable, in order): output coordinate k is the "
         "k-th output's value.",
     ),
+    regex: str = typer.Option(
+        None,
+        "--regex",
+        help="Compile a regular language given by this expression (| * + ? ( ) [ab], . or Σ "
+        "for any symbol, x{m,n}) into a model whose output at i is the membership of the "
+        "prefix of length i; the alphabet defaults to the symbols it mentions (docs/regular.md).",
+    ),
+    dfa: Path = input_file_option(
+        "--dfa", help="Compile the regular language of this DFA file (JSON, docs/regular.md)."
+    ),
     alphabet: str = typer.Option(None, "--alphabet", "-a", help="The input alphabet, e.g. 01."),
     target: str = typer.Option("hard", "--target", "-t", help="hard | soft-temperature | soft-pe."),
     causal: bool = typer.Option(False, "--causal", help="Future masks only (past fragment)."),
@@ -135,10 +151,26 @@ def compile_cmd(
 ) -> None:
     """Compile FORMULA (or the named --output formulas) into a transformer whose output is the
     formula's value (exactly 0/1) at every position; print the certificate (features, tau(n),
-    error bounds, size)."""
+    error bounds, size).
+
+    --regex / --dfa: a regular language instead. Its syntactic monoid decides the class:
+    star-free (past LTL; --target hard gives unique-hard heads with strict masks and no
+    position features), solvable (past LTL with MOD of counts), or non-solvable (refused,
+    exit 1: NC1-complete by Barrington 1989, no construction known). The formula is checked
+    against the DFA at every length before it is compiled, the model after."""
     from hardsoft.compile import compile_formula
     from hardsoft.model import save_model
 
+    if regex is not None or dfa is not None:
+        from hardsoft.cli.regular_cmd import compile_regular_cmd
+
+        if formula is not None or output or causal:
+            raise HardsoftError(
+                "--regex/--dfa compile a language: give no FORMULA, --output "
+                "or --causal (the model is causal already)"
+            )
+        compile_regular_cmd(regex, dfa, alphabet, target, masks, out, n, as_json, dtype)
+        return
     if (formula is None) == (not output):
         raise HardsoftError("give either FORMULA or one or more --output NAME=FORMULA")
     if output:

@@ -22,6 +22,7 @@ where ltlf2dfa (MONA) cannot read the formula (counting) or is not installed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -57,94 +58,96 @@ from hardsoft.logic.syntax import (
 
 @dataclass(frozen=True)
 class Automaton:
-    """A complete DFA, start state 0: ``delta[q, k]`` after symbol k, ``accept[q]``."""
+    """A complete DFA, start state 0: ``delta[q][k]`` after symbol k, ``accept[q]``. Plain
+    tuples: the automata of subformulas are small, and per-call numpy overhead would dominate."""
 
-    delta: np.ndarray
-    accept: np.ndarray
+    delta: tuple[tuple[int, ...], ...]
+    accept: tuple[bool, ...]
 
     @property
     def size(self) -> int:
-        return int(self.delta.shape[0])
+        return len(self.delta)
+
+
+State = tuple[int, ...]
 
 
 def _explore(
-    k: int, start: tuple[int, ...], step: Callable[[np.ndarray, int], np.ndarray]
-) -> tuple[np.ndarray, np.ndarray]:
-    """The reachable part of an automaton whose states are integer tuples: ``step(states,
-    symbol)`` maps a batch ``[B, width]`` to the next states. Returns (the states in
-    discovery order, delta over their indices)."""
-    states = [np.asarray([start], dtype=np.int64)]
-    index: dict[bytes, int] = {np.asarray(start, dtype=np.int64).tobytes(): 0}
-    rows: list[np.ndarray] = []
-    frontier = states[0]
-    while len(frontier):
-        block = np.empty((len(frontier), k), dtype=np.int64)
-        fresh: list[np.ndarray] = []
+    k: int, start: State, step: Callable[[State, int], State], accept: Callable[[State], bool]
+) -> Automaton:
+    """The reachable part of an automaton whose states are integer tuples (``step(state,
+    symbol)``), minimised; the start state (the empty word) rejects."""
+    index: dict[State, int] = {start: 0}
+    states = [start]
+    delta: list[tuple[int, ...]] = []
+    for state in states:  # grows while it is read: breadth-first
+        row = []
         for a in range(k):
-            nxt = step(frontier, a)
-            for j, row in enumerate(nxt):
-                key = row.tobytes()
-                found = index.get(key)
-                if found is None:
-                    found = index[key] = len(index)
-                    fresh.append(row)
-                block[j, a] = found
-        rows.append(block)
-        frontier = np.asarray(fresh, dtype=np.int64).reshape(len(fresh), len(start))
-        states.append(frontier)
-    return np.concatenate(states), np.concatenate(rows)
+            nxt = step(state, a)
+            found = index.get(nxt)
+            if found is None:
+                found = index[nxt] = len(states)
+                states.append(nxt)
+            row.append(found)
+        delta.append(tuple(row))
+    acc = [False] + [accept(q) for q in states[1:]]
+    return minimise(delta, acc)
 
 
-def minimise(delta: np.ndarray, accept: np.ndarray) -> Automaton:
+def minimise(delta: Sequence[Sequence[int]], accept: Sequence[bool]) -> Automaton:
     """The minimal automaton of a complete one whose every state is reachable from 0
-    (Moore's partition refinement, one numpy pass per round), start state 0. The start state
-    (the empty word, where a formula has no value) stays a class of its own, so that ``¬``
-    can flip every other state's acceptance; no transition enters it."""
-    labels = accept.astype(np.int64)
-    labels[0] = 2
-    _, classes = np.unique(labels, return_inverse=True)
+    (Moore's partition refinement), start state 0. The start state (the empty word, where a
+    formula has no value) stays a class of its own, so that ``¬`` can flip every other
+    state's acceptance; no transition enters it."""
+    n = len(delta)
+    classes = [2 if q == 0 else int(accept[q]) for q in range(n)]
+    if n >= LARGE:
+        classes = _refine_numpy(delta, classes)
+    else:
+        count = len(set(classes))
+        while True:
+            signature = [(classes[q], *(classes[r] for r in delta[q])) for q in range(n)]
+            number: dict[tuple[int, ...], int] = {}
+            new = [number.setdefault(sig, len(number)) for sig in signature]
+            if len(number) == count:
+                break
+            classes, count = new, len(number)
+    # renumber the classes by their first state, so the start state's class is 0
+    rank: dict[int, int] = {}
+    reps = []
+    for q, c in enumerate(classes):
+        if c not in rank:
+            rank[c] = len(rank)
+            reps.append(q)
+    return Automaton(
+        tuple(tuple(rank[classes[r]] for r in delta[q]) for q in reps),
+        tuple(bool(accept[q]) for q in reps),
+    )
+
+
+LARGE = 48
+"""From this many states on, partition refinement runs on numpy arrays."""
+
+
+def _refine_numpy(delta: Sequence[Sequence[int]], labels: list[int]) -> list[int]:
+    """Moore's refinement with one numpy pass per round (for larger automata)."""
+    table = np.asarray(delta, dtype=np.int64)
+    _, classes = np.unique(np.asarray(labels), return_inverse=True)
     classes = classes.reshape(-1)
     count = int(classes.max()) + 1
+    n, k = table.shape
+    packed = (k + 1) * math.log2(max(n, 2)) < 62  # a signature fits one int64
+    weights = np.asarray([n**j for j in range(k + 1)], dtype=np.int64) if packed else None
     while True:
-        signature = np.concatenate([classes[:, None], classes[delta]], axis=1)
-        _, new = np.unique(signature, axis=0, return_inverse=True)
+        signature = np.concatenate([classes[:, None], classes[table]], axis=1)
+        if weights is not None:
+            _, new = np.unique(signature @ weights, return_inverse=True)
+        else:
+            _, new = np.unique(signature, axis=0, return_inverse=True)
         new = new.reshape(-1)
-        if len(np.unique(new)) == count:
-            break
-        classes, count = new, len(np.unique(new))
-    # renumber the classes by their first state, so the start state's class is 0
-    first = np.full(count, len(classes), dtype=np.int64)
-    np.minimum.at(first, classes, np.arange(len(classes)))
-    order = np.argsort(first)
-    rank = np.empty(count, dtype=np.int64)
-    rank[order] = np.arange(count)
-    reps = first[order]
-    return Automaton(rank[classes[delta[reps]]], accept[reps])
-
-
-def _product(
-    parts: Sequence[Automaton], k: int, extra: int, update: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    accept: Callable[[np.ndarray], np.ndarray],
-) -> Automaton:  # fmt: skip
-    """The reachable product of ``parts`` with ``extra`` integer registers: a state is the
-    parts' states then the registers; ``update(states, accepting_after)`` gives the new
-    registers from the old state and the parts' acceptance *after* the symbol; ``accept``
-    reads acceptance from a batch of states. The empty word's state rejects."""
-    n = len(parts)
-
-    def step(states: np.ndarray, a: int) -> np.ndarray:
-        moved = np.zeros((len(states), n), dtype=np.int64)
-        after = np.zeros((len(states), n), dtype=bool)
-        for j, p in enumerate(parts):
-            moved[:, j] = p.delta[states[:, j], a]
-            after[:, j] = p.accept[moved[:, j]]
-        regs = update(states, after).reshape(len(states), extra)
-        return np.concatenate([moved, regs], axis=1)
-
-    states, delta = _explore(k, (0,) * (n + extra), step)
-    acc = accept(states)
-    acc[0] = False
-    return minimise(delta, acc)
+        if int(new.max()) + 1 == count:
+            return [int(c) for c in classes]
+        classes, count = new, int(new.max()) + 1
 
 
 class _Builder:
@@ -162,19 +165,11 @@ class _Builder:
             out = self._atom(node)
         elif isinstance(node, Not):
             a = self.of(node.arg)
-            acc = ~a.accept
-            acc[0] = False
-            out = minimise(a.delta, acc)
+            out = minimise(a.delta, [False] + [not x for x in a.accept[1:]])
         elif isinstance(node, (And, Or, Implies)):
-            op = {And: np.logical_and, Or: np.logical_or,
-                  Implies: lambda x, y: ~x | y}[type(node)]  # fmt: skip
-            parts = [self.of(node.left), self.of(node.right)]
-            out = _product(parts, self.k, 0, lambda s, a: np.zeros((len(s), 0), np.int64),
-                           lambda s: op(parts[0].accept[s[:, 0]], parts[1].accept[s[:, 1]]))  # fmt: skip
+            out = self._boolean(node)
         elif isinstance(node, Prev):
-            out = _product([self.of(node.arg)], self.k, 1,
-                           lambda s, a: self.of(node.arg).accept[s[:, 0]].astype(np.int64),
-                           lambda s: s[:, 1] == 1)  # fmt: skip
+            out = self._prev(self.of(node.arg))
         elif isinstance(node, (Since, Past)):
             out = self._since(node)
         elif isinstance(node, Mod):
@@ -195,40 +190,57 @@ class _Builder:
     def _atom(self, node: Sym | Const | First) -> Automaton:
         """States: 0 nothing read, 1 holds at the last position, 2 does not."""
         if isinstance(node, Const):
-            delta = np.full((3, self.k), 1 if node.value else 2, dtype=np.int64)
+            rows = [[1 if node.value else 2] * self.k] * 3
         elif isinstance(node, First):
-            delta = np.asarray([[1] * self.k, [2] * self.k, [2] * self.k], dtype=np.int64)
+            rows = [[1] * self.k, [2] * self.k, [2] * self.k]
         else:
-            row = [1 if a == node.symbol else 2 for a in self.alphabet]
-            delta = np.asarray([row, row, row], dtype=np.int64)
-        reach = _reachable(delta)
-        return minimise(*_restrict(delta, np.asarray([False, True, False]), reach))
+            rows = [[1 if a == node.symbol else 2 for a in self.alphabet]] * 3
+        return _explore(self.k, (0,), lambda q, a: (rows[q[0]][a],), lambda q: q[0] == 1)
+
+    def _boolean(self, node: And | Or | Implies) -> Automaton:
+        x, y = self.of(node.left), self.of(node.right)
+        if isinstance(node, And):
+            holds = lambda s: x.accept[s[0]] and y.accept[s[1]]  # noqa: E731
+        elif isinstance(node, Or):
+            holds = lambda s: x.accept[s[0]] or y.accept[s[1]]  # noqa: E731
+        else:
+            holds = lambda s: not x.accept[s[0]] or y.accept[s[1]]  # noqa: E731
+        return _explore(self.k, (0, 0), lambda s, a: (x.delta[s[0]][a], y.delta[s[1]][a]), holds)
+
+    def _prev(self, x: Automaton) -> Automaton:
+        """State (φ's state, φ held at the position before)."""
+        return _explore(
+            self.k, (0, 0), lambda s, a: (x.delta[s[0]][a], int(x.accept[s[0]])),
+            lambda s: s[1] == 1,
+        )  # fmt: skip
 
     def _since(self, node: Since | Past) -> Automaton:
-        left = self.of(node.left) if isinstance(node, Since) else None
-        right = self.of(node.right if isinstance(node, Since) else node.arg)
-        parts = [right] if left is None else [right, left]
+        """State (ψ's state, φ's state, S at the current position); ``S_{i+1} = ψ_i ∨ (φ_i ∧
+        S_i)`` (for ``P``, φ is true)."""
+        psi = self.of(node.right if isinstance(node, Since) else node.arg)
+        phi = self.of(node.left) if isinstance(node, Since) else None
 
-        def update(s: np.ndarray, after: np.ndarray) -> np.ndarray:
-            held = right.accept[s[:, 0]]  # ψ at the position just read (before the symbol)
-            keep = np.ones(len(s), bool) if left is None else left.accept[s[:, 1]]
-            return (held | (keep & (s[:, -1] == 1))).astype(np.int64)
+        def step(s: State, a: int) -> State:
+            keep = True if phi is None else phi.accept[s[1]]
+            held = psi.accept[s[0]] or (keep and s[2] == 1)
+            return (psi.delta[s[0]][a], 0 if phi is None else phi.delta[s[1]][a], int(held))
 
-        return _product(parts, self.k, 1, update, lambda s: s[:, -1] == 1)
+        return _explore(self.k, (0, 0, 0), step, lambda s: s[2] == 1)
 
     def _mod(self, node: Mod) -> Automaton:
+        """State (each counted φ's state, the term less its constant, mod m); ``#<`` counts
+        j <= i, so the register moves by the φ that hold after the symbol is read."""
         coefs, k_i, k_0 = _linear(node.term)
-        counted = list(coefs)
-        parts = [self.of(f) for f in counted]
-        weights = np.asarray([coefs[f] for f in counted], dtype=np.int64)
-        m = node.modulus
+        parts = [self.of(f) for f in coefs]
+        weights = list(coefs.values())
+        m, target = node.modulus, (node.residue - k_0) % node.modulus
 
-        def update(s: np.ndarray, after: np.ndarray) -> np.ndarray:
-            return (s[:, -1] + k_i + after.astype(np.int64) @ weights) % m
+        def step(s: State, a: int) -> State:
+            moved = [p.delta[q][a] for p, q in zip(parts, s)]
+            add = sum(w for w, p, q in zip(weights, parts, moved) if p.accept[q])
+            return (*moved, (s[-1] + k_i + add) % m)
 
-        # the register holds the term less its constant: it starts at 0 before position 1
-        target = (node.residue - k_0) % m
-        return _product(parts, self.k, 1, update, lambda s: s[:, -1] == target)
+        return _explore(self.k, (0,) * (len(parts) + 1), step, lambda s: s[-1] == target)
 
 
 def _linear(t: Term) -> tuple[dict[Node, int], int, int]:
@@ -253,26 +265,6 @@ def _linear(t: Term) -> tuple[dict[Node, int], int, int]:
     raise HardsoftError(f"the automaton check covers #<, i and constants, not {to_text(t)!r}")
 
 
-def _reachable(delta: np.ndarray) -> np.ndarray:
-    seen = np.zeros(len(delta), dtype=bool)
-    seen[0] = True
-    frontier = [0]
-    while frontier:
-        nxt = {int(r) for q in frontier for r in delta[q] if not seen[r]}
-        for r in nxt:
-            seen[r] = True
-        frontier = list(nxt)
-    return np.flatnonzero(seen)
-
-
-def _restrict(
-    delta: np.ndarray, accept: np.ndarray, keep: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    index = np.full(len(delta), -1, dtype=np.int64)
-    index[keep] = np.arange(len(keep))
-    return index[delta[keep]], accept[keep]
-
-
 def formula_automaton(
     formula: Formula, alphabet: Sequence[str], max_states: int = 100_000
 ) -> Automaton:
@@ -286,15 +278,13 @@ def formula_automaton(
 
 def dfa_automaton(dfa: DFA) -> Automaton:
     """The DFA as an :class:`Automaton` that rejects the empty word (a formula has no value
-    there; the empty word's membership is stated apart)."""
-    delta = np.asarray(dfa.delta, dtype=np.int64)
-    accept = np.zeros(dfa.n_states, dtype=bool)
-    accept[list(dfa.accepting)] = True
-    # a fresh start state, so that rejecting the empty word changes nothing else
-    start = delta[0][None, :] + 1
-    full = np.concatenate([start, delta + 1])
-    acc = np.concatenate([[False], accept])
-    return minimise(*_restrict(full, acc, _reachable(full)))
+    there; the empty word's membership is stated apart): a fresh start state, then the DFA's
+    own states."""
+    accept = dfa.accepting
+    return _explore(
+        len(dfa.alphabet), (-1,), lambda s, a: (dfa.delta[max(s[0], 0)][a],),
+        lambda s: s[0] in accept,
+    )  # fmt: skip
 
 
 def counterexample(a: Automaton, b: Automaton, alphabet: Sequence[str]) -> str | None:
@@ -309,7 +299,7 @@ def counterexample(a: Automaton, b: Automaton, alphabet: Sequence[str]) -> str |
             if bool(a.accept[p]) != bool(b.accept[q]):
                 return word
             for k, s in enumerate(alphabet):
-                pair = (int(a.delta[p, k]), int(b.delta[q, k]))
+                pair = (a.delta[p][k], b.delta[q][k])
                 if pair not in seen:
                     seen[pair] = word + s
                     nxt.append(pair)

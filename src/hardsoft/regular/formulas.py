@@ -11,6 +11,7 @@ the number of distinct nodes and the compiler sees each subformula once.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 
 from hardsoft.logic.syntax import (
@@ -34,6 +35,8 @@ from hardsoft.logic.syntax import (
 
 TRUE = Const(True)
 FALSE = Const(False)
+DISTRIBUTE = 16
+"""Most terms a conjunction of disjunctions is distributed into (see :meth:`Builder._assoc`)."""
 
 
 class Builder:
@@ -48,6 +51,7 @@ class Builder:
         self.alphabet = tuple(alphabet)
         self._full = (1 << len(self.alphabet)) - 1
         self._mask: dict[int, int] = {id(TRUE): self._full, id(FALSE): 0}
+        self._parts: dict[tuple[type, int], tuple[Formula, ...]] = {}
 
     @property
     def nodes(self) -> int:
@@ -113,13 +117,18 @@ class Builder:
     def _assoc(
         self, args: Sequence[Formula], op: type[And] | type[Or], unit: Const, zero: Const
     ) -> Formula:
-        """``args`` joined by ``op``: units dropped, a zero absorbs, repeats dropped, ``φ`` with
-        ``¬φ`` gives the zero, operands in creation order, as a balanced tree."""
+        """``args`` joined by ``op``: nested operands of the same operator flattened, units
+        dropped, a zero absorbs, repeats dropped, ``φ`` with ``¬φ`` gives the zero, operands
+        in creation order, as a balanced tree. A conjunction of disjunctions is distributed
+        (into a disjunction of conjunctions) while that makes at most :data:`DISTRIBUTE`
+        terms: each alternation of ``∧`` and ``∨`` at one position costs the compiled model a
+        feed-forward layer, and distributing removes one, for a few more shared nodes."""
         kept: dict[int, Formula] = {}
         conj = op is And
         letters = self._full if conj else 0
         mixed = False
-        for a in args:
+        flat = [x for a in args for x in self._parts.get((op, id(self._f(a))), (a,))]
+        for a in flat:
             a = self._f(a)
             if a == zero:
                 return zero
@@ -139,7 +148,30 @@ class Builder:
             return zero
         if not kept:
             return unit
-        return self._balanced([kept[k] for k in sorted(kept)], op)
+        items = [kept[k] for k in sorted(kept)]
+        if conj:
+            spread = self._distribute(items)
+            if spread is not None:
+                return spread
+        out = self._balanced(items, op)
+        if len(items) > 1:
+            self._parts[(op, id(out))] = tuple(items)
+        return out
+
+    def _distribute(self, items: list[Formula]) -> Formula | None:
+        """``a ∧ (b ∨ c)`` as ``(a ∧ b) ∨ (a ∧ c)`` for the disjunctions among ``items``, when
+        the product of their sizes is at most :data:`DISTRIBUTE` (else None)."""
+        ors = [a for a in items if (Or, id(a)) in self._parts and id(a) not in self._mask]
+        if not ors:
+            return None
+        count = 1
+        for a in ors:
+            count *= len(self._parts[(Or, id(a))])
+        if count > DISTRIBUTE:
+            return None
+        rest = [a for a in items if not any(a is o for o in ors)]
+        choices = itertools.product(*(self._parts[(Or, id(a))] for a in ors))
+        return self.disj(*(self.conj(*rest, *choice) for choice in choices))
 
     def _balanced(self, items: list[Formula], op: type[And] | type[Or]) -> Formula:
         while len(items) > 1:

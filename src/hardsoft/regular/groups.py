@@ -158,53 +158,101 @@ def on_image(transformations: np.ndarray, e: int, group: list[int]) -> list[list
     return [[keep[p[k]] for k in moved] for p in perms]
 
 
-def composition_factors(group: Any) -> list[str]:
-    """The composition factors of a sympy permutation group, largest first: ``Z_p`` for prime
-    order, else the simple group's name by its order."""
-    series = group.composition_series()
-    orders = [int(a.order()) // int(b.order()) for a, b in zip(series, series[1:])]
-    return [factor_name(n) for n in sorted(orders, reverse=True)]
+def composition_factors(m: Monoid, group: list[int]) -> list[str]:
+    """The composition factors of ``group`` (inside ``m``), largest first. Down the derived
+    series each quotient ``G⁽ⁱ⁾/G⁽ⁱ⁺¹⁾`` is abelian, so its factors are ``Z_p``, one per prime
+    of its order with multiplicity; the series ends in a perfect group P, which is named when
+    it is simple (every non-identity element's conjugates generate P), else described."""
+    factors: list[int] = []
+    current = list(group)
+    while len(current) > 1:
+        nxt = derived_subgroup(m, current)
+        if len(nxt) == len(current):
+            break
+        factors += _primes(len(current) // len(nxt))
+        current = nxt
+    names = [f"Z{p}" for p in sorted(factors, reverse=True)]
+    if len(current) > 1:
+        order = len(current)
+        simple = _is_simple(m, current)
+        core = factor_name(order) if simple else f"a perfect group of order {order}"
+        names.insert(0, core)
+    return names
+
+
+def _primes(n: int) -> list[int]:
+    out, q = [], 2
+    while n > 1:
+        while n % q == 0:
+            out.append(q)
+            n //= q
+        q += 1
+    return out
+
+
+def _is_simple(m: Monoid, group: list[int]) -> bool:
+    """Whether the normal closure of every non-identity element is the whole group."""
+    one = _identity(m, group)
+    g = np.asarray(group, dtype=np.int64)
+    inv = np.asarray([_inverse(m, x, group, one) for x in group], dtype=np.int64)
+    for x in group:
+        if x == one:
+            continue
+        conjugates = np.unique(m.table[m.table[inv, x], g])  # y⁻¹xy for every y
+        if len(m.closure(conjugates.tolist(), one)) < len(group):
+            return False
+    return True
 
 
 def factor_name(order: int) -> str:
+    """A simple group by its order: ``Z_p`` for a prime, else the table's name."""
     if all(order % q for q in range(2, math.isqrt(order) + 1)):
         return f"Z{order}"
     return SIMPLE_NAMES.get(order, f"a simple group of order {order}")
 
 
-def group_name(perms: list[list[int]]) -> str:
-    """``A_d``/``S_d`` on the d points moved, else a description by order and composition
-    factors."""
+def group_name(perms: list[list[int]], solvable: bool) -> tuple[str, int]:
+    """The name of the group of ``perms`` (sympy): ``S_d``/``A_d`` on the d points moved,
+    ``Z_n`` when cyclic, else a description by order; and the order."""
     group = permutation_group(perms)
     order, d = int(group.order()), len(perms[0]) if perms else 0
     if d >= 3 and order == math.factorial(d):
-        return f"S{d}"
-    if d >= 4 and order == math.factorial(d) // 2 and all(p.is_even for p in group.generators):
-        return f"A{d}"
-    return f"a group of order {order}"
+        return f"S{d}", order
+    if d >= 4 and order == math.factorial(d) // 2:
+        return f"A{d}", order
+    if group.is_cyclic:
+        return f"Z{order}", order
+    what = "group" if solvable else "non-solvable group"
+    return f"a {what} of order {order}", order
 
 
-def describe(perms: list[list[int]]) -> dict[str, Any]:
-    """Name, order, solvability and composition factors of the group of ``perms``."""
-    group = permutation_group(perms)
-    factors = composition_factors(group)
-    name = group_name(perms)
-    if name.startswith("a group") and not group.is_solvable:
-        name = f"a non-solvable group of order {int(group.order())}"
+def describe(m: Monoid, group: list[int], perms: list[list[int]]) -> dict[str, Any]:
+    """Name, order, solvability and composition factors of ``group`` (permuting points as
+    ``perms``)."""
+    solvable = is_solvable(m, group)
+    name, order = group_name(perms, solvable)
+    if order != len(group):
+        raise HardsoftError("internal: the permutation group does not have the group's order")
     return {
         "name": name,
-        "order": int(group.order()),
-        "solvable": bool(group.is_solvable),
-        "composition_factors": factors,
+        "order": order,
+        "solvable": solvable,
+        "composition_factors": composition_factors(m, group),
         "degree": len(perms[0]) if perms else 0,
     }
 
 
 def two_generators(m: Monoid, group: list[int], tries: int = 4000) -> list[int] | None:
-    """Two elements generating ``group`` (shortest words first), or None when none of the
-    first ``tries`` pairs does."""
+    """One element, or two, generating ``group`` (shortest words first), or None when none of
+    the first ``tries`` pairs does."""
     one = _identity(m, group)
-    order = sorted(group, key=lambda x: (len(m.words[x]), m.words[x]) if m.words else x)
+    order = sorted(
+        (x for x in group if x != one),
+        key=lambda x: (len(m.words[x]), m.words[x]) if m.words else (0, str(x)),
+    )
+    for x in order:
+        if len(m.closure([x], one)) == len(group):
+            return [x]
     n = 0
     for i, x in enumerate(order):
         for y in order[i + 1 :]:
@@ -225,7 +273,7 @@ def generating_set(m: Monoid, group: list[int]) -> list[int]:
     one = _identity(m, group)
     gens: list[int] = []
     have = {one}
-    for x in sorted(group, key=lambda x: (len(m.words[x]), m.words[x]) if m.words else x):
+    for x in sorted(group, key=lambda x: (len(m.words[x]), m.words[x]) if m.words else (0, str(x))):
         if x not in have:
             gens.append(x)
             have = set(m.closure(gens, one))

@@ -29,7 +29,7 @@ MAX_MONOID = 200_000
 Transformation = tuple[int, ...]
 
 
-def _compose(f: Transformation, g: Transformation) -> Transformation:
+def compose(f: Transformation, g: Transformation) -> Transformation:
     """First f, then g (the element of the word uv when f is u's and g is v's)."""
     return tuple(g[q] for q in f)
 
@@ -45,7 +45,7 @@ def transition_monoid(dfa: DFA, limit: int = MAX_MONOID) -> dict[Transformation,
     while queue:
         f = queue.popleft()
         for symbol, g in zip(dfa.alphabet, letters):
-            h = _compose(f, g)
+            h = compose(f, g)
             if h not in words:
                 if len(words) >= limit:
                     raise HardsoftError(f"the transition monoid has more than {limit} elements")
@@ -60,7 +60,7 @@ def index_and_period(f: Transformation) -> tuple[int, int]:
     power, k = f, 1
     while power not in seen:
         seen[power] = k
-        power = _compose(power, f)
+        power = compose(power, f)
         k += 1
     first = seen[power]
     return first, k - first

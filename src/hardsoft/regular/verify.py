@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from hardsoft.errors import HardsoftError
 from hardsoft.languages.base import all_words
 from hardsoft.languages.regular import DFA
 from hardsoft.logic.syntax import Formula
@@ -85,7 +84,9 @@ def evaluator_check(
     batches = [all_words(dfa.alphabet, n) for n in range(1, exhaustive_max_n + 1)]
     symbols = np.asarray(dfa.alphabet)
     for n in random_n:
-        batches.append(["".join(row) for row in symbols[rng.integers(0, len(symbols), (samples, n))]])
+        batches.append(
+            ["".join(row) for row in symbols[rng.integers(0, len(symbols), (samples, n))]]
+        )
     checked = positions = 0
     for words in batches:
         got = evaluate(formula, words, dfa.alphabet)

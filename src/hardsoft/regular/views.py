@@ -92,6 +92,7 @@ class Segment(View):
     def __init__(self, parent: View, c: Formula) -> None:
         self.parent, self.c, self.b = parent, c, parent.b
         self.not_c = self.b.neg(c)
+        self._counts: dict[tuple, Formula] = {}
 
     def prev(self, f: Formula) -> Formula:
         return self.parent.prev(self.b.conj(self.not_c, f))
@@ -101,6 +102,13 @@ class Segment(View):
         return self.parent.since(b.conj(self.not_c, f), b.conj(self.not_c, g))
 
     def count_mod(self, weights: Weights, p: int, s: int) -> Formula:
+        key = (tuple(weights), p, s % p)
+        found = self._counts.get(key)
+        if found is None:  # memoised: nested segments would otherwise ask (2p)^depth times
+            found = self._counts[key] = self._count_mod(weights, p, s)
+        return found
+
+    def _count_mod(self, weights: Weights, p: int, s: int) -> Formula:
         b, up = self.b, self.parent
         inner = [(b.conj(self.not_c, f), k) for f, k in weights]
         no_c = b.neg(up.past(self.c))
