@@ -132,6 +132,22 @@ def formula_for(dfa: DFA) -> tuple[Classification, Formula | None, dict[str, Any
     return cls, formula, record
 
 
+def use_formula(
+    formula: Formula, dfa: DFA, record: dict[str, Any], source: str
+) -> tuple[Formula, dict[str, Any]]:
+    """A formula found elsewhere (the atlas's bounded search) in place of the translation's,
+    checked as the translation's is (step 4); ``record`` updated to say so."""
+    formula = without_first(formula)
+    sizes = {**record["formula_size"], "dag_after": dag_size(formula), "tree_after": size(formula)}
+    return formula, {
+        **record,
+        "formula": shared_text(formula),
+        "formula_source": source,
+        "formula_size": sizes,
+        "formula_check": _checks(formula, dfa),
+    }
+
+
 def _require_exact(formula: Formula, dfa: DFA, what: str) -> dict[str, Any]:
     """The product check (a proof at every length); a difference is a bug of ours."""
     result = product_check(formula, dfa)
@@ -180,6 +196,48 @@ def without_first(formula: Formula) -> Formula:
     return rewrite(formula, lambda n: Not(Prev(Const(True))) if isinstance(n, First) else n)
 
 
+def model_for(
+    formula: Formula,
+    cls: Classification,
+    dfa: DFA,
+    target: str,
+    *,
+    masks: str = "strict",
+    n: int = 1000,
+    name: str = "",
+) -> Transformer:
+    """Step 6: the checked formula compiled for ``target`` (a past formula, so causal)."""
+    from hardsoft.compile import compile_formula
+
+    model = compile_formula(
+        formula, dfa.alphabet, target, True, masks=masks, n=n,
+        name=name or f"regular language ({cls.cls}, monoid of {cls.monoid_size})",
+    )  # fmt: skip
+    model.meta["regular"] = {
+        "class": cls.cls.value,
+        "monoid_size": cls.monoid_size,
+        "empty_word": empty_word(dfa),
+    }
+    return model
+
+
+def check_against(
+    model: Transformer, dfa: DFA, random_n: tuple[int, ...] = CHECK_RANDOM_N
+) -> dict[str, Any]:
+    """Step 7: the model against the DFA at every position (every word up to a length, random
+    words of the ``random_n`` lengths)."""
+    from hardsoft.check import check_language
+
+    k = exhaustive_length(len(dfa.alphabet))
+    rep = check_language(
+        model, RegularLanguage("regular", dfa), exhaustive_max_n=k, random_n=list(random_n),
+        samples=CHECK_SAMPLES,
+    )  # fmt: skip
+    keys = ("mismatches", "checked_strings", "checked_positions", "max_n", "max_abs_error",
+            "first_mismatch")  # fmt: skip
+    return {**{key: rep[key] for key in keys}, "exhaustive_to_n": k}
+
+
 def compile_regular(
     dfa: DFA,
     target: str = "hard",
@@ -190,39 +248,19 @@ def compile_regular(
     name: str = "",
 ) -> Compiled:
     """The language of ``dfa`` compiled for ``target`` (module docstring), or refused."""
-    from hardsoft.check import check_language
-    from hardsoft.compile import compile_formula
-
     started = time.perf_counter()
     cls, formula, record = formula_for(dfa)
     if formula is None:
         record["refused"] = True
         return Compiled(cls, None, None, record)
-    model = compile_formula(
-        formula, dfa.alphabet, target, True, masks=masks, n=n,
-        name=name or f"regular language ({cls.cls}, monoid of {cls.monoid_size})",
-    )  # fmt: skip
-    model.meta["regular"] = {k: record[k] for k in ("class", "monoid_size", "empty_word")}
+    model = model_for(formula, cls, dfa, target, masks=masks, n=n, name=name)
     record["certificate"] = model.meta["certificate"]
     if check:
-        k = exhaustive_length(len(dfa.alphabet))
-        rep = check_language(
-            model,
-            RegularLanguage("regular", dfa),
-            exhaustive_max_n=k,
-            random_n=list(CHECK_RANDOM_N),
-            samples=CHECK_SAMPLES,
-        )
-        record["model_check"] = {
-            key: rep[key]
-            for key in ("mismatches", "checked_strings", "checked_positions", "max_n",
-                        "max_abs_error", "first_mismatch")
-        }  # fmt: skip
-        record["model_check"]["exhaustive_to_n"] = k
-        if rep["mismatches"]:
+        record["model_check"] = check_against(model, dfa)
+        if record["model_check"]["mismatches"]:
             raise RuntimeError(
-                f"the compiled model differs from the DFA on {rep['first_mismatch']}: please "
-                "report it"
+                f"the compiled model differs from the DFA on "
+                f"{record['model_check']['first_mismatch']}: please report it"
             )
     record["seconds"] = round(time.perf_counter() - started, 3)
     record["refused"] = False
