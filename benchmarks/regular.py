@@ -142,6 +142,13 @@ def measure(name: str, dfa: DFA, target: str) -> dict:
         width=cert["residual_width"],
         parameters=cert["parameters"],
         mismatches=rec["model_check"]["mismatches"],
+        stages={
+            "translation": rec["translation"]["seconds"],
+            "shrink": rec["shrink"]["seconds"],
+            "formula_check": rec["formula_check"]["seconds"],
+            "compile": cert["compile_seconds"],
+            "model_check": rec["model_check"]["seconds"],
+        },
     )
     return row
 
