@@ -87,9 +87,13 @@ def shared_text(node: Node, max_tree: int = SHARED_TEXT_NODES) -> str:
         for c in children(sub):
             parents[c] = parents.get(c, 0) + 1
     memo: dict[Node, tuple[str, int]] = {}
-    lines = []
+    lines: list[str] = []
     for sub in order:
-        text = _formula_text(sub, memo) if isinstance(sub, Formula) else _term_text(sub, memo)
+        if isinstance(sub, Formula):
+            text = _formula_text(sub, memo)
+        else:
+            assert isinstance(sub, Term)
+            text = _term_text(sub, memo)
         if parents.get(sub, 0) >= 2 and children(sub) and sub is not node:
             name = f"${len(lines) + 1}"
             lines.append(f"{name} = {text[0]}")

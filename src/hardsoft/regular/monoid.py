@@ -81,6 +81,13 @@ class Monoid:
     def size(self) -> int:
         return int(self.table.shape[0])
 
+    @property
+    def lineage(self) -> np.ndarray:
+        """``parent``, for a monoid cut from another (a root has none: an error)."""
+        if self.parent is None:
+            raise HardsoftError("internal: a root monoid has no parent elements")
+        return self.parent
+
     def mul(self, x: int, y: int) -> int:
         return int(self.table[x, y])
 

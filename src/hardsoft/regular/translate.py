@@ -96,7 +96,7 @@ class Level:
             raise TooLarge(f"the induction is {depth} levels deep (at most {budget.max_depth})")
         generated = monoid.closure(el for _, el in letters)
         self.monoid = monoid.submonoid(generated)
-        self.up = {int(e): k for k, e in enumerate(self.monoid.parent)}  # type: ignore[union-attr]
+        self.up = {int(e): k for k, e in enumerate(self.monoid.lineage)}
         merged: dict[int, list[Formula]] = {}
         for f, el in letters:
             merged.setdefault(self.up[int(el)], []).append(f)
@@ -158,18 +158,18 @@ class _Divisor:
         self.any_before = view.past(self.c)
         rest = [(f, el) for el, f in level.letters.items() if el != c]
         self.rest = Level(Segment(view, self.c), m, rest, level.budget, level.depth + 1)
-        self.T = np.asarray(self.rest.monoid.parent, dtype=np.int64)  # T = φ(B*), in M
+        self.T = np.asarray(self.rest.monoid.lineage, dtype=np.int64)  # T = φ(B*), in M
         self.identity_in_T = int(self.rest.monoid.identity)
         sigma = m.table[m.table[c, self.T], c]  # σ(t) = c t c
         divisor = local_divisor(m, c, sigma.tolist())
-        down = {int(e): k for k, e in enumerate(divisor.parent)}  # type: ignore[union-attr]
+        down = {int(e): k for k, e in enumerate(divisor.lineage)}
         classes: dict[int, list[int]] = {}
         for k, s in enumerate(sigma.tolist()):
             classes.setdefault(down[int(s)], []).append(k)
         letters = [(self._block_letter(ks), el) for el, ks in classes.items()]
         self.marks = Level(Marks(view, self.c), divisor, letters, level.budget, level.depth + 1)
         # the marks level's elements, in M (its own numbering, through the divisor's)
-        self.E = np.asarray(divisor.parent, dtype=np.int64)[self.marks.monoid.parent]
+        self.E = np.asarray(divisor.lineage, dtype=np.int64)[self.marks.monoid.lineage]
         # every x·y (x in the divisor, y in T) and its index among them
         prod = m.table[np.ix_(self.E, self.T)]
         self.V, self.VX = np.unique(prod, return_inverse=True)
