@@ -1,5 +1,5 @@
 """How small must the temperature of a table-lookup head really be, and where do rounding
-errors take over? (Yang, Strobl, Chiang & Angluin (TACL 2026) Thm. 20's second step.)
+errors take over? (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Thm. 20's second step.)
 
 Part 1 (τ slope). For soft-temperature models with lookup heads (MOD of a prefix count, MOD
 of a suffix count, a comparison mixing #< with #>), multiply the τ(n) of the lookup heads

@@ -33,7 +33,10 @@ from hardsoft.atlas.table import (
     row,
 )
 
-AUTHORS_YEAR = re.compile(r"[A-Z][\w'’-]+(?: et al\.)?[^()]*\((?:[A-Za-z]+ )?\d{4}")
+AUTHORS_YEAR = re.compile(
+    r"[A-Z][\w'’-]+(?: et al\.)?[^()]*\((?:(?:[A-Za-z]+ )?\d{4}|arXiv:\d{4}\.\d{4,5}v\d+\))"
+)
+"""Authors, then a year (with the venue) or the arXiv version the numbers were read from."""
 PLACE = re.compile(
     r"§|Thm\.|Theorem|Lemma|Cor\.|Corollary|Prop\.|Appendix|abstract|main theorem|"
     r"Discussion|experimental setup|summary tables"

@@ -35,10 +35,11 @@ def test_add_row_puts_the_row_on_an_existing_page(tmp_path) -> None:  # type: ig
         ("even-as", "ahat", "constructed", "proof"),
         ("even-as", "soft-pe", "constructed", "proof"),
         ("even-as", "soft-tau", "constructed", "proof"),
+        ("even-as", "soft-tau-pe", "constructed", "proof"),
         ("even-as", "uhat-strict", "impossible", "proof"),
     ]
     assert "even-as" in (tmp_path / "index.html").read_text()
-    assert table["kinds"]["proof"] == 5 and table["counts"]["impossible"] == 1
+    assert table["kinds"]["proof"] == 6 and table["counts"]["impossible"] == 1
 
 
 def test_add_row_without_a_page_says_how_to_build_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -130,7 +131,8 @@ def test_rows_are_labelled_by_name_and_names_are_not_reused_silently(tmp_path) -
                 "--out", str(tmp_path))  # fmt: skip
         assert r.rc == 0, r.err
     table = json.loads((tmp_path / "atlas.json").read_text())
-    assert [r["title"] for r in table["rows"]] == ["1*", "one", "two"]  # one expression, 2 rows
+    titles = [r["title"] for r in table["rows"]]
+    assert titles == ["1* (Tomita 1)", "one", "two"]  # one expression, 2 rows
     add_row(tmp_path, "one", regex="a*", alphabet="ab")  # the same language again: fine
     r = run("atlas", "add-row", "--regex", "b*", "--name", "one", "--alphabet", "ab",
             "--out", str(tmp_path))  # fmt: skip

@@ -52,7 +52,7 @@ def test_the_pattern_catches_the_loose_forms() -> None:
         assert FORBIDDEN.search(text), text
     for text in (
         "Hahn (2020) §5",
-        "Yang et al. (2026) Theorem 26",
+        "Yang et al. (arXiv:2412.09925v1) Theorem 26",
         "seed = 3",
         "--seed 0",
         "n = 1003 §",
@@ -64,3 +64,39 @@ def test_the_pattern_catches_the_loose_forms() -> None:
 def test_source_docs_and_readme_cite_papers_not_private_files() -> None:
     hits = find_private_references(user_facing_files())
     assert not hits, "private references in user-facing text:\n" + "\n".join(hits)
+
+
+UNVERSIONED = re.compile(
+    r"(?:Yang et al\.|Angluin),?\s+\(?(?:TACL )?2026\)?,?\s+"
+    r"(?:Thms?\.|Cors?\.|Theorem|Corollary|Lemma|Prop|§|Appendix|Definition)"
+)
+"""A number of Yang, Strobl, Chiang & Angluin cited with the published version's year: the
+numbers are the arXiv preprint's (2412.09925v1), and the citation must say so."""
+
+
+def test_the_pattern_catches_unversioned_numbers() -> None:
+    for text in (
+        "Yang et al. (2026) Thm. 20",
+        "Yang, Strobl, Chiang & Angluin (TACL 2026) §4",
+        "Yang et al.\n(2026) Lemma 8",
+        "Chiang & Angluin, TACL 2026) Theorem 26",
+    ):
+        assert UNVERSIONED.search(text), text
+    for text in (
+        "Yang et al. (arXiv:2412.09925v1) Thm. 20",
+        "Simulating Hard Attention Using Soft Attention* (TACL 2026, vol. 14, pp. 147–166)",
+        "Yang et al. (2026), general hard attention (published version)",
+    ):
+        assert not UNVERSIONED.search(text), text
+
+
+def test_theorem_numbers_name_the_preprint_version() -> None:
+    files = user_facing_files() + [
+        p for p in (ROOT / "benchmarks").rglob("*") if p.is_file() and p.suffix in SUFFIXES
+    ]
+    hits = [
+        f"{path.relative_to(ROOT)}: {m.group(0)!r}"
+        for path in files
+        for m in UNVERSIONED.finditer(path.read_text(errors="replace"))
+    ]
+    assert not hits, "numbers cited without the preprint version:\n" + "\n".join(hits)

@@ -293,7 +293,9 @@ def test_experiment_is_registered() -> None:
     from hardsoft.experiments import all_experiments
 
     names = {e.name: e for e in all_experiments()}
-    assert "compiler" in names and names["compiler"].seed_ref == "Yang et al. (2026) §4"
+    assert (
+        "compiler" in names and names["compiler"].seed_ref == "Yang et al. (arXiv:2412.09925v1) §4"
+    )
 
 
 @pytest.mark.parametrize("n", [10_000, 100_000, 1_000_000])

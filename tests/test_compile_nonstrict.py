@@ -1,6 +1,6 @@
 """Non-strict masks (``masks="nonstrict"``): only the masks none, future (j ≤ i) and past
-(j ≥ i), following Yang, Strobl, Chiang & Angluin (TACL 2026) Prop. 11 and Thms. 12, 13, 15,
-16. Checked against the independent logic evaluator; the heavy matrix is in
+(j ≥ i), following Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Prop. 11 and Thms. 12, 13,
+15, 16. Checked against the independent logic evaluator; the heavy matrix is in
 test_compile_nonstrict_slow.py."""
 
 from __future__ import annotations
@@ -166,8 +166,8 @@ N_FREE = [
 
 @pytest.mark.parametrize("text,alphabet,targets", N_FREE)
 def test_theorem16_computation_does_not_depend_on_n(text: str, alphabet: str, targets) -> None:
-    """Yang et al. (2026) Thm. 16: with non-strict future masks, the hard and soft-pe models
-    use no n-dependent feature and no τ(n), so every activation at positions 1..i (outputs
+    """Yang et al. (arXiv:2412.09925v1) Thm. 16: with non-strict future masks, the hard and soft-pe
+    models use no n-dependent feature and no τ(n), so every activation at positions 1..i (outputs
     before rounding included) is the same for every extension of a prefix."""
     rng = np.random.default_rng(5)
     prefix = rng.integers(0, len(alphabet), size=(6, 9))
@@ -211,9 +211,9 @@ def test_certificate_names_the_theorem_of_every_head() -> None:
     stated = [h["theorem"] for h in heads if h["theorem"].endswith("(as stated)")]
     own = [h["theorem"] for h in heads if h["theorem"].startswith("own construction (")]
     assert len(stated) + len(own) == len(heads)
-    assert all(t.startswith("Yang et al. (2026) ") for t in stated)
-    assert all("cf. Yang et al. (2026) " in t for t in own)
-    assert cited["prev-even"] == "Yang et al. (2026) Thm. 12 (as stated)"
+    assert all(t.startswith("Yang et al. (arXiv:2412.09925v1) ") for t in stated)
+    assert all("cf. Yang et al. (arXiv:2412.09925v1) " in t for t in own)
+    assert cited["prev-even"] == "Yang et al. (arXiv:2412.09925v1) Thm. 12 (as stated)"
     assert cited["shift-past-nonstrict"].startswith("own construction")
     assert "Prop. 11a" in cited["first"] and "Prop. 11b" in cited["last"]
     assert "Thm. 12" in cited["prev-even"] and "Thm. 12" in cited["prev-odd"]

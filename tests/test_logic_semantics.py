@@ -1,6 +1,6 @@
 """The vectorised evaluator against a deliberately naive one written straight from Yang et al.
-(2026) §4 (one position at a time, quantifiers as loops), on hand-picked and random formulas and
-words."""
+(arXiv:2412.09925v1) §4 (one position at a time, quantifiers as loops), on hand-picked and random
+formulas and words."""
 
 from __future__ import annotations
 

@@ -240,7 +240,9 @@ def test_program_list_shows_tasks_and_files() -> None:
     res = run_cli("program", "list", "--json")
     assert res.rc == 0
     data = json.loads(res.out)
-    assert [p["name"] for p in data["programs"]] == ["induction-head", "khop", "flipflop", "dyck"]
+    names = [p["name"] for p in data["programs"]]
+    assert names == ["induction-head", "khop", "flipflop", "dyck", "parity"]
+    assert data["programs"][-1]["routes"] == ["layernorm"]
     files = {f["name"]: f for f in data["files"]}
     assert files["@dyck1"]["notation"] == "crasp" and files["@dyck1"]["alphabet"] == "()"
     assert files["@dyck1"]["statements"][-1] == "dyck1"
@@ -334,11 +336,11 @@ def test_programs_experiment_checks_every_target(tmp_path: Path, monkeypatch) ->
     refused = [r for r in m["rows"] if "refused" in r]
     assert [(r["program"], r["target"]) for r in refused] == [("dyck1", "bogus")]
     assert "bogus" in refused[0]["refused"] and "\n" not in refused[0]["refused"]
-    assert m["models"] == 9 and m["refused"] == 1
+    assert m["models"] == 10 and m["refused"] == 1
     assert m["mismatches"] == 0 and m["all_exact"] and m["checked_positions"] > 4000
     assert all(r["positions"] > 0 for r in m["rows"] if "refused" not in r)
     assert (tmp_path / result.figures[0]).stat().st_size > 10_000
-    assert len(result.tables[0].rows) == 10
+    assert len(result.tables[0].rows) == 11
     verdict, key = CLAIMS["programs"].judge(m)
     assert verdict == "extends" and "0 mismatches" in key
 

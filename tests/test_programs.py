@@ -263,7 +263,7 @@ def test_cli_list_and_build(tmp_path) -> None:
     res = runner.invoke(app, ["program", "list", "--json"])
     assert res.exit_code == 0
     names = [p["name"] for p in json.loads(res.stdout)["programs"]]
-    assert names == ["induction-head", "khop", "flipflop", "dyck"]
+    assert names == ["induction-head", "khop", "flipflop", "dyck", "parity"]
     out = tmp_path / "m.safetensors"
     res = runner.invoke(
         app,

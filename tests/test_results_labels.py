@@ -58,9 +58,11 @@ def _check_label(label: str, name: str, target: str, masks: str, causal: bool, m
     if label.endswith(f"({AS_STATED})"):
         assert c.is_paper(target, masks, causal) and target != "hard"
         assert mask not in ("strict-future", "strict-past")  # the paper's masks are non-strict
-        assert label == f"Yang et al. (2026) {result} ({AS_STATED})"
+        assert label == f"Yang et al. (arXiv:2412.09925v1) {result} ({AS_STATED})"
     else:
-        assert label.startswith(f"{OWN} (") and label.endswith(f"cf. Yang et al. (2026) {result})")
+        assert label.startswith(f"{OWN} (") and label.endswith(
+            f"cf. Yang et al. (arXiv:2412.09925v1) {result})"
+        )
         assert not c.is_paper(target, masks, causal)
 
 
@@ -84,6 +86,40 @@ def test_strict_and_hard_heads_are_never_as_stated() -> None:
     assert model_label("Cor. 17", labels).startswith(f"{OWN} (strict mask")
 
 
+PREPRINT_TAU_ONLY = {"Thm. 21", "Cor. 23"}
+"""Read from the preprint (arXiv:2412.09925v1) §4.4–4.5, not from results.py: Theorem 21 and
+Corollary 23 (future-masked counting) are stated with a temperature τ(n) only; the other §4
+results also have a part with τ = 1 and unbounded position features."""
+
+
+def _inside_hypotheses(result: str, target: str) -> bool:
+    return target != "hard" and not (target == "soft-pe" and result in PREPRINT_TAU_ONLY)
+
+
+def test_no_label_is_as_stated_outside_its_results_hypotheses() -> None:
+    """Every construction on every target, mask mode and masking: "as stated" only inside the
+    result's hypotheses; a causal soft-pe counting model's count heads are own constructions
+    (cf. Thm. 21), the soft-temperature ones are Thm. 21 as stated."""
+    from hardsoft.compile.results import certificate_label
+
+    for c, target, masks, causal in itertools.product(CONSTRUCTIONS, TARGETS, MASKS, (False, True)):
+        label = c.label(target, masks, causal)
+        if label.endswith(f"({AS_STATED})"):
+            assert _inside_hypotheses(c.result_for(target, causal), target), (c.name, label)
+    for text in ("#<['1'] > #<['0']", "MOD(2, 1)(#<['1'])", "#<['1'] > 0"):
+        for target in ("soft-pe", "soft-temperature"):
+            model = compile_formula(text, "01", target, True, masks="nonstrict", n=64)
+            cert = model.meta["certificate"]
+            counts = [h["theorem"] for h in cert["heads"] if h["construction"] == "count"]
+            assert counts, text
+            stated = {lab.endswith(f"Thm. 21 ({AS_STATED})") for lab in counts}
+            assert stated == {target == "soft-temperature"}, (text, target, counts)
+            if target == "soft-pe":
+                assert all(lab.startswith(OWN) and "τ = 1" in lab for lab in counts)
+                assert all(lab.endswith("Thm. 21)") for lab in counts)
+                assert AS_STATED not in certificate_label(cert)
+
+
 def test_theorem13_is_not_relabelled_theorem12() -> None:
     """Causal Y reuses Thm. 12's heads: labelled as such, not as Thm. 13 as stated."""
     for target in ("soft-temperature", "soft-pe"):
@@ -91,7 +127,7 @@ def test_theorem13_is_not_relabelled_theorem12() -> None:
         labels = {h["theorem"] for h in model.meta["certificate"]["heads"]}
         assert labels == {
             "own construction (Thm. 12's heads, future-masked side only, not Lemma 8a's; "
-            "cf. Yang et al. (2026) Thm. 13)"
+            "cf. Yang et al. (arXiv:2412.09925v1) Thm. 13)"
         }
 
 
@@ -104,7 +140,7 @@ def test_compiler_experiment_rows_use_the_table() -> None:
     assert all(re.fullmatch(r"(Thm|Cor)\. \d+", row[0]) for row in E.THEOREMS)
     assert (
         model_label(thm, labels) == f"{OWN} (non-strict shift, then Thm. 12's Y; cf. "
-        "Yang et al. (2026) Thm. 12)"
+        "Yang et al. (arXiv:2412.09925v1) Thm. 12)"
     )  # E = P | . | F: non-strict shifts
 
 

@@ -1,5 +1,5 @@
-"""The logic route to the §6 tasks (Yang, Strobl, Chiang & Angluin (TACL 2026), cf. Corollary 17),
-the two-route ``program`` command, symbol-valued outputs in ``check`` and ``run``.
+"""The logic route to the §6 tasks (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1), cf.
+Corollary 17), the two-route ``program`` command, symbol-valued outputs in ``check`` and ``run``.
 
 Ground truth is independent of the models: the task oracles (``prefix_reference`` in
 ``hardsoft.languages``) and the logic evaluator. The heavy matrix is in test_routes_slow.py.

@@ -1,5 +1,6 @@
-"""Sweeps and `reproduce` on a local Ray: one small Ray session for the whole module (2 CPUs,
-no dashboard, the smallest object store), a 2 × 2 × 2 grid, and Ray's one-line errors."""
+"""Sweeps, `reproduce` and the atlas on a local Ray: one small Ray session for the whole
+module (2 CPUs, no dashboard, the smallest object store), a 2 × 2 × 2 grid, three atlas cells,
+and Ray's one-line errors."""
 
 from __future__ import annotations
 
@@ -123,3 +124,39 @@ def test_reproduce_runs_experiments_as_ray_tasks(tmp_path, toy_experiments) -> N
     assert "Toy A" in (tmp_path / "report.md").read_text()
     again = reproduce(tmp_path, only=names, executor="ray", show_progress=False)
     assert again["skipped"] == ["zz-ray-toy-a"]
+
+
+ATLAS_SUBSET = "parity+tomita3+a5-identity,uhat-strict"
+
+
+def _atlas(out, capsys, monkeypatch, executor: str = "ray") -> dict:
+    args = ["atlas", "--only", ATLAS_SUBSET, "--executor", executor, "--out", str(out), "--json"]
+    code, text, err = _cli(args, capsys, monkeypatch)
+    assert code == 0, err
+    return json.loads(text)
+
+
+def _said(table: dict) -> list[tuple]:
+    return [
+        (c["row"], c["column"], c["status"], c["verdict"], c["evidence"]["summary"])
+        for c in table["cells"]
+    ]
+
+
+def test_atlas_cells_as_ray_tasks_match_in_process_and_resume(tmp_path, capsys, monkeypatch):
+    """`hardsoft atlas --executor ray`: the same cells as in-process, each stored as it
+    finishes; a rerun reuses them all, and a lost cell is the only one run again."""
+    table = _atlas(tmp_path / "ray", capsys, monkeypatch)
+    assert table["executor"] == "ray" and table["cells_total"] == 3
+    assert not table["disagreements"] and not any(c["reused"] for c in table["cells"])
+    local = _atlas(tmp_path / "local", capsys, monkeypatch, executor="local")
+    assert _said(local) == _said(table)
+    assert all(c["reused"] for c in _atlas(tmp_path / "ray", capsys, monkeypatch)["cells"])
+    (tmp_path / "ray" / "cells" / "parity" / "uhat-strict" / "evidence.json").unlink()
+    again = _atlas(tmp_path / "ray", capsys, monkeypatch)
+    assert {c["row"]: c["reused"] for c in again["cells"]} == {
+        "parity": False,
+        "tomita3": True,
+        "a5-identity": True,
+    }
+    assert _said(again) == _said(table)

@@ -23,7 +23,7 @@ import torch
 
 from hardsoft.errors import HardsoftError
 from hardsoft.model.features import parse_feature
-from hardsoft.model.spec import HeadSpec, LayerSpec, Mask, ModelSpec, Weighting
+from hardsoft.model.spec import HeadSpec, LayerNormPlacement, LayerSpec, Mask, ModelSpec, Weighting
 from hardsoft.model.transformer import Block, Transformer
 
 LinearForm = dict[str, float]
@@ -76,6 +76,26 @@ class Neuron:
     inputs: LinearForm
     bias: float
     outputs: dict[str, float]
+
+
+@dataclass
+class Embedding:
+    """Layer 0, the output biases and the layer norm of an assembled model. By default token
+    ``a`` writes 1 to ``tok:a`` and a raw feature coordinate ``pos:f`` writes its value to
+    itself; ``tokens`` / ``features`` replace that per symbol / per raw feature coordinate by
+    a linear form over residual names (e.g. a ±1 pair); ``output_bias`` is ``b_U``."""
+
+    tokens: dict[str, LinearForm] = field(default_factory=dict)
+    features: dict[str, LinearForm] = field(default_factory=dict)
+    output_bias: tuple[float, ...] = ()
+    layer_norm: LayerNormPlacement = LayerNormPlacement.NONE
+    ln_eps: float = 1e-5
+
+    def token_form(self, symbol: str) -> LinearForm:
+        return self.tokens.get(symbol, {token_name(symbol): 1.0})
+
+    def feature_form(self, raw: str) -> LinearForm:
+        return self.features.get(raw, {raw: 1.0})
 
 
 @dataclass
@@ -140,11 +160,15 @@ def assemble(
     name: str = "",
     meta: dict | None = None,
     dtype: torch.dtype = torch.float64,
+    embedding: Embedding | None = None,
 ) -> Transformer:
     """Build the Transformer whose weights realise ``layers``. ``outputs`` are what ``W_U``
     reads, one per output (output 0 is the acceptance coordinate): a residual coordinate's
     name, or a linear form of the residual (a constant term through the feature ``pos:1``);
-    ``output_names`` optionally names the outputs."""
+    ``output_names`` optionally names the outputs. ``embedding`` (default: one-hot tokens
+    and raw features, no layer norm) sets the layer-0 forms, the output biases and the
+    layer norm."""
+    emb = embedding or Embedding()
     alphabet = tuple(alphabet)
     features = tuple(position_features)
     spec_layers = []
@@ -171,23 +195,29 @@ def assemble(
         d_out=len(outputs),
         name=name,
         output_names=tuple(output_names),
+        layer_norm=emb.layer_norm,
+        ln_eps=emb.ln_eps,
     )
     model = Transformer(spec, dtype=torch.float64)
     with torch.no_grad():
         for a_idx, a in enumerate(alphabet):
-            if token_name(a) in residual:
-                model.W_E[a_idx, residual[token_name(a)]] = 1.0
+            for target, w in emb.token_form(a).items():
+                if target in residual:
+                    model.W_E[a_idx, residual[target]] += w
         row = 0
         for f in features:
             for nm in feature_names(f):
-                if nm in residual:
-                    model.W_pos[row, residual[nm]] = 1.0
+                for target, w in emb.feature_form(nm).items():
+                    if target in residual:
+                        model.W_pos[row, residual[target]] += w
                 row += 1
         for block, layer in zip(model.blocks, layers):
             _fill_layer(block, layer, residual)
         for k, out in enumerate(outputs):
             for name, coef in ({out: 1.0} if isinstance(out, str) else out).items():
                 model.W_U[residual[name], k] += coef
+        for k, b in enumerate(emb.output_bias):
+            model.b_U[k] += b
     model.meta = dict(meta or {})
     model.meta.setdefault("residual", list(residual.names))
     return model.to(dtype)
@@ -198,7 +228,8 @@ def assemble(
 
 def round_bool(src: LinearForm | str, dst: str) -> list[Neuron]:
     """``dst += round(x)`` with ``round(x) = ReLU(3x − 1) − ReLU(3x − 2)``: maps an approximate
-    Boolean (x in [0, 1/3] or [2/3, 1]) to exactly 0 or 1 (Yang et al. (2026) Lemma 9)."""
+    Boolean (x in [0, 1/3] or [2/3, 1]) to exactly 0 or 1 (Yang et al.
+    (arXiv:2412.09925v1) Lemma 9)."""
     form = {src: 1.0} if isinstance(src, str) else src
     three = {k: 3.0 * v for k, v in form.items()}
     return [Neuron(three, -1.0, {dst: 1.0}), Neuron(three, -2.0, {dst: -1.0})]

@@ -15,13 +15,15 @@ import io
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hardsoft.atlas import construct, illustrate, learned
+from hardsoft.atlas import construct, illustrate, layernorm, learned, regular_rows
 from hardsoft.atlas.checks import run_check
 from hardsoft.atlas.evidence import CHECK_FILE, Budget, Evidence, decision_record, rel, row_language
 from hardsoft.atlas.rows import (
+    DECISION_CITATION,
     STAR_FREE_COLUMN,
     stored_rows,
     user_cells,
@@ -31,17 +33,19 @@ from hardsoft.atlas.rows import (
 from hardsoft.atlas.table import (
     CLAIMS,
     COLUMNS,
+    REGULAR_COLUMNS,
     ROWS,
     Claim,
     Column,
     EvidenceKind,
     Row,
     Status,
+    column,
 )
 from hardsoft.errors import HardsoftError
 from hardsoft.model.io import atomic_write
 
-VERSION = "6"
+VERSION = "9"
 """Bump when an evidence producer changes: stored cells of another version are rerun."""
 EVIDENCE_FILE = "evidence.json"
 VERDICTS = ("agrees", "DISAGREES", "measured", "not run here", "no evidence")
@@ -82,6 +86,8 @@ CONSTRUCTORS = {
     "compile": construct.produce_compile,
     "harden": construct.produce_harden,
     "crafted-anbn": construct.produce_crafted_anbn,
+    "crasp-ln": layernorm.produce_crasp_ln,
+    "parity-ln": layernorm.produce_parity_ln,
 }
 
 
@@ -133,6 +139,8 @@ def _illustration(
     try:
         if kind == "restrict":
             return illustrate.restriction(row, col, budget, folder, out)
+        if kind == "ln-eps":
+            return layernorm.eps_illustration(row, col, budget, folder, out)
         return illustrate.sensitivity(row, col, budget, folder, out, kind == "sensitivity-ln")
     except HardsoftError as exc:  # an illustration never decides the cell: said, not hidden
         return {"kind": "illustration", "found": False, "summary": f"not run: {exc}"}
@@ -189,7 +197,7 @@ def build_cell(
     if not force:
         cached = _cached(folder, out, quick)
         if cached is not None:
-            cached["reused"] = True
+            cached.update(reused=True, row_title=row.title)
             return cached
     started = time.perf_counter()
     error = None
@@ -226,36 +234,172 @@ def build_cell(
     return rec
 
 
+@dataclass(frozen=True)
+class Job:
+    """One unit of the atlas's work: a cell with a claim (``column`` set), or a regular row's
+    record, which gives that row's construction cells (``column`` None)."""
+
+    row: str
+    column: str | None = None
+
+
+def table_row(row_id: str) -> Row:
+    """The row called ``row_id`` among this module's :data:`ROWS` (jobs carry row ids)."""
+    return next(r for r in ROWS if r.id == row_id)
+
+
+def plan(rows_sel: set[str] | None, cols_sel: set[str] | None, quick: bool = True) -> list[Job]:
+    """The jobs of the selected rows and columns, in the table's order (``--quick`` leaves
+    out the rows that are not ``Row.quick`` unless ``--only`` names them)."""
+    jobs = []
+    for row in ROWS:
+        if rows_sel is not None and row.id not in rows_sel:
+            continue
+        if quick and not row.quick and rows_sel is None:
+            continue
+        if row.regular and (cols_sel is None or cols_sel & set(REGULAR_COLUMNS)):
+            jobs.append(Job(row.id))
+        for col in COLUMNS:
+            if (cols_sel is None or col.id in cols_sel) and (row.id, col.id) in CLAIMS:
+                jobs.append(Job(row.id, col.id))
+    return jobs
+
+
+def stored_job(job: Job, out: Path, quick: bool) -> list[dict[str, Any]] | None:
+    """The job's cells from storage when current (None: the job must run)."""
+    row = table_row(job.row)
+    if job.column is None:
+        return regular_rows.stored(row, out, quick, VERSION)
+    cached = _cached(out / "cells" / row.id / job.column, out, quick)
+    if cached is None:
+        return None
+    cached.update(reused=True, row_title=row.title)  # a title may change, not the evidence
+    return [cached]
+
+
+def run_job(job: Job, out: Path, quick: bool, force: bool) -> list[dict[str, Any]]:
+    """Run one job (reusing what is stored unless ``force``) and return its cells; every cell
+    is stored as it is made. Module level, so a Ray task can run it."""
+    row = table_row(job.row)
+    if job.column is not None:
+        return [build_cell(row, column(job.column), out, quick, force)]
+    if not force:
+        cells = regular_rows.stored(row, out, quick, VERSION)
+        if cells is not None:
+            return cells
+    try:
+        return regular_rows.build(row, out, quick, VERSION)
+    except HardsoftError as exc:  # e.g. a monoid too large: said, not hidden; rerun next time
+        return failed_cells(job, quick, str(exc))
+
+
+def failed_cells(job: Job, quick: bool, error: str) -> list[dict[str, Any]]:
+    """What a job whose producer failed shows: its cell with no evidence and the error (not
+    stored, so the next run tries again)."""
+    row = table_row(job.row)
+    col = column(job.column or STAR_FREE_COLUMN)
+    claim = CLAIMS.get((row.id, col.id))
+    return [
+        {
+            "version": VERSION,
+            "quick": quick,
+            "row": row.id,
+            "row_title": row.title,
+            "language": row.language,
+            "column": col.id,
+            "column_title": col.title,
+            "status": (claim.status if claim else Status.OPEN).value,
+            "evidence_kind": EvidenceKind.CITATION.value,
+            "citation": claim.citation if claim else DECISION_CITATION,
+            "theorem": None,
+            "note": claim.note if claim else "",
+            "verdict": "no evidence",
+            "error": error,
+            "evidence": None,
+            "regenerate": f"hardsoft atlas --only {row.id},{col.id} --force",
+            "evidence_path": str(Path("cells") / row.id / col.id / EVIDENCE_FILE),
+            "seconds": 0.0,
+            "reused": False,
+        }
+    ]
+
+
+def _line(cell: dict[str, Any]) -> str:
+    return (
+        f"{cell['row']} × {cell['column']}: {cell['status']}, {cell['evidence_kind']} "
+        f"({cell['verdict']})"
+    )
+
+
+def run_jobs(
+    jobs: list[Job],
+    out: Path,
+    quick: bool,
+    force: bool,
+    executor: str = "local",
+    address: str | None = None,
+    cpus: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Every job's cells, in the jobs' order. Stored, current cells are read here; the others
+    run in this process (``local``) or as Ray tasks (``ray``: a local Ray of ``cpus`` CPUs, or
+    the cluster at ``address``, whose workers must see ``out``), each stored as it finishes,
+    so an interrupted run resumes where it stopped."""
+    from hardsoft.learn.executors import make_executor
+
+    ex = make_executor(executor, address=address, num_cpus=cpus)  # bad options fail first
+    results: list[list[dict[str, Any]]] = [[] for _ in jobs]
+
+    def done(k: int, cells: list[dict[str, Any]]) -> None:
+        results[k] = cells
+        if progress is not None:
+            for cell in cells:
+                progress(_line(cell))
+
+    todo = []
+    for k, job in enumerate(jobs):
+        stored = None if force else stored_job(job, out, quick)
+        if stored is None:
+            todo.append(k)
+        else:
+            done(k, stored)
+    if ex.name == "local":
+        for k in todo:
+            done(k, run_job(jobs[k], out, quick, force))
+    else:
+        where = out.resolve()  # Ray workers need not share this process's working directory
+        args = [(jobs[k], where, quick, force) for k in todo]
+        for j, (state, value) in ex.map(run_job, args):
+            k = todo[j]
+            done(k, value if state == "ok" else failed_cells(jobs[k], quick, value))
+    return [cell for cells in results for cell in cells]
+
+
 def build_atlas(
     out: Path,
     quick: bool = True,
     only: str | None = None,
     force: bool = False,
     progress: Callable[[str], None] | None = None,
+    executor: str = "local",
+    address: str | None = None,
+    cpus: int | None = None,
 ) -> dict[str, Any]:
-    """Build (or reuse) every selected cell and write the table as JSON, CSV and HTML."""
+    """Build (or reuse) every selected cell and write the table as JSON, CSV and HTML. The
+    cells run in this process or as Ray tasks (:func:`run_jobs`)."""
     out = Path(out)
     rows_sel, cols_sel = parse_only(only)
     started = time.perf_counter()
-    cells = []
-    for row in ROWS:
-        if rows_sel is not None and row.id not in rows_sel:
-            continue
-        for col in COLUMNS:
-            if cols_sel is not None and col.id not in cols_sel:
-                continue
-            cell = build_cell(row, col, out, quick, force)
-            cells.append(cell)
-            if progress is not None:
-                progress(
-                    f"{row.id} × {col.id}: {cell['status']}, {cell['evidence_kind']} "
-                    f"({cell['verdict']})"
-                )
+    cells = run_jobs(
+        plan(rows_sel, cols_sel, quick), out, quick, force, executor, address, cpus, progress
+    )
+    cells = [c for c in cells if cols_sel is None or c["column"] in cols_sel]
     extra: list[dict[str, Any]] = []
     if rows_sel is None:
         cells_, extra = _user_rows(out, cols_sel)
         cells += cells_
     table = summarize(cells, quick, time.perf_counter() - started, extra)
+    table["executor"] = executor
     write_table(out, table)
     return table
 

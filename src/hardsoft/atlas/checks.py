@@ -11,12 +11,16 @@ check here tests that property of the row's language against its oracle (or deci
   compared with an independent definition on every word up to a length;
 * ``dyck1-projection`` — on words over ``()`` the row's language is DYCK-1 (so DYCK-1
   reduces to it by the identity map, and Hahn's 1DYCK argument and DYCK-1 ∉ AC⁰ transfer);
-* ``one-symbol`` — at every tested length n, two words differing in one position i < n with
-  different answers at the last position ("acceptance hinges on one symbol", the hypothesis
-  under which Lemma 5 rules out a fixed margin);
+* ``one-symbol`` — at every tested length n (or n + 1 where n has words of one kind only), two
+  words differing in one position i < n with different answers at the last position
+  ("acceptance hinges on one symbol", the hypothesis under which Lemma 5 rules out a fixed
+  margin);
 * ``counting`` — the row's K_t[#] definition (prefix counts ``#<`` only) is in that
   fragment and defines the row's language: the logic evaluator against the oracle on every
-  word up to a length and on random members and near misses of longer lengths.
+  word up to a length and on random members and near misses of longer lengths;
+* :func:`check_theorem26` — the hypothesis of Theorem 26 for a cell of the column "softmax,
+  τ(n), any PE": the average-hard program the softmax model was converted from is
+  uniform–tieless with the program's gap (read from the model's stored tieless check).
 
 A check checks a property at the lengths it runs; the general statement (for every n) is the
 argument stated in its summary, the same one for every length.
@@ -205,9 +209,18 @@ def flip_pair(lang: Language, n: int, rng: np.random.Generator) -> dict[str, Any
     return None
 
 
+def _both_kinds(lang: Language, n: int) -> int:
+    """``n``, or ``n + 1`` where a language has no members or no non-members of length n (its
+    members may all have odd length, as FLaRe's modular arithmetic's do): acceptance hinging
+    on one symbol at infinitely many lengths is what Lemma 5's argument needs."""
+    if lang.kind != "language" or (lang.has_members(n) and lang.has_nonmembers(n)):
+        return n
+    return n + 1
+
+
 def check_one_symbol(row: Row, lang: Language, sizes: Sizes) -> Check:
     rng = np.random.default_rng(0)
-    pairs = {n: flip_pair(lang, n, rng) for n in sizes.lengths}
+    pairs = {m: flip_pair(lang, m, rng) for m in (_both_kinds(lang, n) for n in sizes.lengths)}
     missing = [n for n, p in pairs.items() if p is None]
     what = "membership" if lang.kind == "language" else "the task's answer"
     summary = (
@@ -268,6 +281,31 @@ def check_counting(row: Row, lang: Language, sizes: Sizes) -> Check:
         summary,
         {"formula": row.counting, "words": len(words), "exhaustive_to_n": n},
     )
+
+
+# ------------------------------------------------------------------ Theorem 26
+def check_theorem26(meta: dict[str, Any]) -> Check:
+    """Theorem 26 applies to a tieless program's softmax model: the build's uniform–tieless
+    check of the average-hard program (``meta["tieless_check"]``) passed, every head's measured
+    gap at least its declared gap, at the lengths it was run (all words up to a length, sampled
+    words beyond)."""
+    rep = meta.get("tieless_check") or {}
+    lengths = rep.get("lengths") or {}
+    exhaustive = max((int(n) for n, v in lengths.items() if v.get("exhaustive")), default=0)
+    sampled = sorted(int(n) for n, v in lengths.items() if not v.get("exhaustive"))
+    violations = rep.get("declared_violations") or []
+    ok = bool(rep.get("uniform_tieless")) and not violations and bool(lengths)
+    summary = (
+        f"Theorem 26's hypothesis: the average-hard program is uniform–tieless with gap "
+        f"{rep.get('program_gap')} (every head uniform or with a unique maximum at least that "
+        f"far ahead) on all words up to n = {exhaustive} and on sampled words of lengths "
+        f"{', '.join(map(str, sampled)) or 'none'}"
+    )
+    if not ok:
+        why = violations[0] if violations else "no uniform–tieless check stored in the model"
+        summary = f"Theorem 26's hypothesis NOT shown: {why}"
+    numbers = {"exhaustive_to_n": exhaustive, "sampled_lengths": sampled}
+    return Check("theorem26", ok, summary, {**numbers, "gap": rep.get("program_gap")})
 
 
 CHECKS: dict[str, Callable[[Row, Language, Sizes], Check]] = {

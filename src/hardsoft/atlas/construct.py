@@ -24,6 +24,7 @@ from hardsoft.atlas.evidence import (
     Budget,
     Evidence,
     class_violations,
+    margin_violations,
     registered,
     rel,
     row_language,
@@ -36,13 +37,14 @@ from hardsoft.model.transformer import Transformer
 TIELESS_LABELS = {
     "dyck": (
         "own construction (uniform–tieless average-hard program: the same-depth test splits "
-        "d + 1 = s·q + r with s = ⌈√n⌉; cf. Yang et al. (2026) Appendix E)"
+        "d + 1 = s·q + r with s = ⌈√n⌉; cf. Yang et al. (arXiv:2412.09925v1) Appendix E)"
     ),
     "induction-head": "own construction (uniform–tieless average-hard program; cf. Yang et al. "
-    "(2026) §6)",
-    "khop": "own construction (uniform–tieless average-hard program; cf. Yang et al. (2026) §6)",
+    "(arXiv:2412.09925v1) §6)",
+    "khop": "own construction (uniform–tieless average-hard program; cf. Yang et al. "
+    "(arXiv:2412.09925v1) §6)",
     "flipflop": "own construction (uniform–tieless average-hard program; cf. Liu et al. (2023) "
-    "as cited in Yang et al. (2026) §6)",
+    "as cited in Yang et al. (arXiv:2412.09925v1) §6)",
 }
 """The theorem labels of the §6 programs' average-hard models (their route writes no
 certificate theorem: the programs are ours, after the cited constructions)."""
@@ -105,6 +107,55 @@ def _check(
     return slim, [cmd]
 
 
+def certificate_numbers(model: Transformer) -> dict[str, Any]:
+    """What the model's certificate proves, as the cell shows it: the proven error bound
+    (the largest per-head attention error of a compiled model, or Theorem 26's output error ε
+    of a tieless program) against the rounding margin, and the largest n at which float64 /
+    float32 arithmetic still meets it (None: the certificate states no limit)."""
+    cert = model.meta.get("certificate") or {}
+    limits = cert.get("float_limits") or {}
+    hardened = "hardened" in model.meta  # the certificate is its softmax source's
+    return {
+        "certificate": bool(cert),
+        "certificate_of": "the soft-temperature model it hardens" if hardened else "",
+        "error_bound": cert.get("max_error_bound", cert.get("eps")),
+        "rounding_margin": cert.get("rounding_margin", 0.5 if "eps" in cert else None),
+        "exact_by_construction": bool(cert.get("exact_by_construction")),
+        "float64_exact_to_n": limits.get("float64"),
+        "float32_exact_to_n": limits.get("float32"),
+        "binding_heads": limits.get("binding_heads") or [],
+        "float_limits_derived": "float_limits" in cert,
+        "margin": ((cert.get("layer_norm") or {}).get("margin") or {}).get("output"),
+    }
+
+
+def certificate_text(num: dict[str, Any]) -> str:
+    """One line: the certificate's bound and its float limits (see
+    :func:`certificate_numbers`)."""
+    if not num["certificate"]:
+        return "no certificate (the exact check is the proof); float limits not derived"
+    whose = f" of {num['certificate_of']}" if num["certificate_of"] else ""
+    if num["exact_by_construction"]:
+        bound = f"certificate{whose}: hard attention, exact by construction"
+    elif num["error_bound"] is None:  # a layer-norm construction states its margin instead
+        bound = f"certificate{whose}: {num['margin'] or 'no error bound stated'}"
+    else:
+        bound = (
+            f"certificate{whose}: error ≤ {num['error_bound']:.3g} at every n (rounding margin "
+            f"{num['rounding_margin']:.3g})"
+        )
+    if not num["float_limits_derived"]:
+        return f"{bound}; float limits not derived for this route"
+    f64, f32 = num["float64_exact_to_n"], num["float32_exact_to_n"]
+    if f64 is None:
+        return f"{bound}; no float limit (no head's bound depends on float rounding)"
+    binding = ", ".join(num["binding_heads"][:3])
+    return (
+        f"{bound}; float limits: exact to n ≤ {f64:,} in float64, n ≤ {f32:,} in float32 "
+        f"(binding: {binding})"
+    )
+
+
 def constructed(
     model: Transformer,
     row: Row,
@@ -119,6 +170,8 @@ def constructed(
     exact and in the class). ``extra["theorem"]`` is the model's label."""
     rep, check_cmds = _check(model, row, budget, folder, out)
     bad = class_violations(model, col)
+    if col.fixed_margin:  # a margin that does not shrink with n: the certificate's
+        bad += margin_violations(model)
     exact = rep["mismatches"] == 0
     spec = model.spec
     numbers = {
@@ -135,6 +188,7 @@ def constructed(
         "masks": sorted({str(h.spec.mask) for b in model.blocks for h in b.heads}),
         "position_features": [f for f in spec.position_features if f != "1"],
         "outside_class": bad,
+        **certificate_numbers(model),
         **extra,
     }
     summary = (
@@ -143,6 +197,7 @@ def constructed(
         f"{numbers['layers']} layers, {numbers['heads']} heads "
         f"({', '.join(numbers['weightings'])}), width {spec.d_model}"
     )
+    summary += "; " + certificate_text(numbers)
     if bad:
         summary += "; outside the column's class: " + "; ".join(bad)
     ok = exact and not bad
@@ -191,8 +246,8 @@ def produce_compile(row: Row, col: Column, budget: Budget, folder: Path, out: Pa
 
 
 def produce_harden(row: Row, col: Column, budget: Budget, folder: Path, out: Path) -> Evidence:
-    """The row's soft-temperature model (Yang et al. (2026) §4 (a)) with every head made
-    average-hard (τ → 0): an average-hard model, checked exactly like the others."""
+    """The row's soft-temperature model (Yang et al. (arXiv:2412.09925v1) §4 (a)) with every head
+    made average-hard (τ → 0): an average-hard model, checked exactly like the others."""
     from hardsoft.compile.results import certificate_label
     from hardsoft.convert.harden import harden
 
@@ -229,17 +284,21 @@ def produce_program(
     if row.program is None:
         raise HardsoftError(f"row {row.id} has no program")
     name, k = row.program
-    target = "average-hard" if route == "tieless" else col.target
+    tieless = route == "tieless"
+    target = "average-hard" if tieless and col.target == "hard" else col.target
     built = build(name, k, target, route=route)
     model = built.model
     path = shlex.quote(rel(folder / MODEL_FILE, out))
     kopt = f" --k {k}" if k is not None else ""
     cmd = f"hardsoft program {name}{kopt} --route {route} --target {target} -o {path}"
-    theorem = TIELESS_LABELS[name] if route == "tieless" else (built.certificate or {})["theorem"]
+    theorem = TIELESS_LABELS[name] if tieless else (built.certificate or {})["theorem"]
+    if tieless and target == "soft-temperature":  # Theorem 26 applied to our program
+        theorem = f"{(built.certificate or {})['theorem']}, applied to: {theorem}"
     extra: dict[str, Any] = {"program": name, "route": route, "target": target}
     if col.id == "uhat-strict" and built.formulas:
         outputs = {nm: _no_first(f) for nm, f in built.formulas.items()}
-        model = compile_formula(outputs, row.alphabet, "hard", False, n=1000)
+        # causal, as the logic route compiles them: the label is Cor. 18 in every column
+        model = compile_formula(outputs, row.alphabet, "hard", True, n=1000)
         theorem = certificate_label(model.meta["certificate"])
         texts = [f"--output {shlex.quote(nm + '=' + to_text(f))}" for nm, f in outputs.items()]
         script = folder / "compile.sh"
@@ -247,12 +306,27 @@ def produce_program(
         script.write_text(
             "#!/bin/sh\n# the logic route's formulas with first written as !P true\n"
             f"hardsoft compile {' '.join(texts)} --alphabet {shlex.quote(row.alphabet)} "
-            f"--target hard -o {path}\n"
+            f"--target hard --causal -o {path}\n"
         )
         cmd = f"sh {shlex.quote(rel(script, out))}"
         extra["note"] = "the logic route's formulas with first written as !P true"
     extra["theorem"] = theorem
-    return constructed(model, row, col, budget, folder, out, cmd, extra)
+    ev = constructed(model, row, col, budget, folder, out, cmd, extra)
+    if tieless and target == "soft-temperature":
+        _theorem26(ev, model)
+    return ev
+
+
+def _theorem26(ev: Evidence, model: Transformer) -> None:
+    """Add Theorem 26's hypothesis check (:func:`hardsoft.atlas.checks.check_theorem26`) to a
+    tieless program's softmax cell: the cell agrees only if it passed."""
+    from hardsoft.atlas.checks import check_theorem26
+
+    check = check_theorem26(model.meta)
+    ev.check = check.to_json()
+    ev.summary += f"; {check.summary}"
+    if not check.passed:
+        ev.agrees, ev.status = False, None
 
 
 def produce_crafted_anbn(
@@ -268,7 +342,11 @@ def produce_crafted_anbn(
         "i/2 + 1 by the score (k/n)(i/n − k/n); after Hahn (2020) §5, Discussion)",
         "construction": "hardsoft.atlas.crafted.anbn_unique_hard",
     }
-    cmd = f"hardsoft atlas --only {row.id},{col.id} --force  # writes the model (Python-built)"
+    mode = "quick" if budget.quick else "full"
+    cmd = (
+        f"hardsoft atlas --{mode} --only {row.id},{col.id} --force --out .  # writes the "
+        "model (built in Python; run in the atlas folder)"
+    )
     return constructed(model, row, col, budget, folder, out, cmd, extra)
 
 

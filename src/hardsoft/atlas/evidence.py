@@ -11,6 +11,7 @@ and :mod:`.learned` (training runs under a stated protocol: illustrations).
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from hardsoft.atlas.table import Column, EvidenceKind, Features, LayerNorm, Mask
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import Language, get_language
 from hardsoft.languages.regular import RegularLanguage, dfa_from_regex
+from hardsoft.model.io import atomic_write
 from hardsoft.model.transformer import Transformer
 from hardsoft.regular.starfree import decide_star_free
 
@@ -139,6 +141,17 @@ def class_violations(model: Transformer, col: Column) -> list[str]:
     return bad
 
 
+def margin_violations(model: Transformer) -> list[str]:
+    """Empty when the model's certificate states an output margin of ½ at every n it lists
+    (the fixed margin of the layer-norm columns); else why not."""
+    ln = ((model.meta or {}).get("certificate") or {}).get("layer_norm") or {}
+    values = (ln.get("margin") or {}).get("values") or {}
+    if not values:
+        return ["its certificate states no margin"]
+    low = min(float(v["margin"]) for v in values.values())
+    return [] if low >= 0.5 else [f"its certified margin falls to {low:.3g}"]
+
+
 def _layer_norm_violations(model: Transformer, want: LayerNorm) -> list[str]:
     has = str(model.spec.layer_norm) != "none"
     eps = float(model.spec.ln_eps)
@@ -158,3 +171,9 @@ def decision_record(row: Row) -> dict[str, Any]:
         raise HardsoftError(f"row {row.id} has no regular expression")
     dfa = dfa_from_regex(row.regex, row.alphabet)
     return {"regex": row.regex, "alphabet": row.alphabet, **decide_star_free(dfa).to_json()}
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write ``obj`` as indented JSON, atomically."""
+    text = json.dumps(obj, indent=1, ensure_ascii=False)
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text + "\n"), str(path))

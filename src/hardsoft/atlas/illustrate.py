@@ -4,9 +4,12 @@ proof and are never counted as one (a witness defeats one model, not the class).
 * :func:`restriction` — Hahn (2020) §5 on a seeded random unique-hard model of the column:
   the engine certifies that the restricted model's output depends on a few positions, and a
   pair x, x′ that differs outside them, exactly one in the language, gets the same answer.
-  The model must *do something*: a restricted model that is constant (an empty dependency
-  set) would be "fooled" by any language, so such models are skipped, and the search over a
-  fixed list of model shapes and seeds says so when it finds none within its budget.
+  The model must *do something*: its accept/reject answer must vary over the restriction's
+  completions (the engine's ``output_constant`` is false; two completions it answers
+  differently are stored). A restricted model whose answer is constant would be "fooled" by
+  any language — even when its output row still varies — so such models are skipped, and
+  the search over a fixed list of model shapes and seeds says so when it finds none within
+  its budget.
 * :func:`sensitivity` — Lemma 5 (Hahn 2020 §6) measured on a seeded random softmax model of
   the column: the largest change of the last activation under one symbol change, by length,
   and its log-log slope (≈ −1). The measurement is about the model, not the language, so
@@ -19,6 +22,7 @@ import functools
 import itertools
 import json
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -105,9 +109,43 @@ def _majority_pair(result: Any, rng: np.random.Generator) -> Any:
     return Witness(None, None, [], reason="the fixed positions decide the majority")
 
 
-def _search(row: Row, col: Column, lang: Language, n: int, budget: Budget):
-    """The first candidate model whose restriction leaves a non-empty dependency set and a
-    verified witness; (model, cmd, result, witness, seed, tried)."""
+def answer_pair(result: Any, rng: np.random.Generator) -> tuple[str, str] | None:
+    """Two completions of the restriction that the model answers differently (the accepted
+    one first), read from the engine's certified acceptance table over the dependency set
+    (the other free positions at random); None when the answer is constant."""
+    analysis, rho = result.analysis, result.restriction
+    if analysis.output_constant:
+        return None
+    table = analysis.accept_table
+    words = []
+    for wanted in (True, False):
+        row = int(np.flatnonzero(table == wanted)[0])
+        values: dict[int, str] = {}
+        for p in reversed(analysis.output_deps):  # mixed radix, the last position lowest
+            row, digit = divmod(row, len(rho.alphabet))
+            values[int(p)] = rho.alphabet[digit]
+        rest = rho.fix(values).random_completion(rng)
+        words.append(rest)
+    return words[0], words[1]
+
+
+@dataclass
+class Found:
+    """A restriction illustration's model: its command, the engine's result, the verified
+    witness pair, two completions it answers differently, its seed and how many were tried."""
+
+    model: Transformer
+    cmd: str
+    result: Any
+    witness: Any
+    pair: tuple[str, str]
+    seed: int
+    tried: int
+
+
+def _search(row: Row, col: Column, lang: Language, n: int, budget: Budget) -> Found | int:
+    """The first candidate model whose answer varies under its restriction and that has a
+    verified witness, or how many were tried when none does."""
     from hardsoft.limits.restrict import restrict
     from hardsoft.limits.witness import verify
 
@@ -117,77 +155,102 @@ def _search(row: Row, col: Column, lang: Language, n: int, budget: Budget):
         tried += 1
         target = row.language if lang.restriction_target else None
         result = restrict(model, n, target, seed=seed)
-        if not result.dependency_set:
-            continue  # constant under the restriction: fools every language, shows nothing
+        pair = answer_pair(result, np.random.default_rng(seed))
+        if pair is None:
+            continue  # the same answer on every completion: fools every language
         witness = result.witness
         if lang.name == "majority":
             witness = verify(model, _majority_pair(result, np.random.default_rng(seed)), lang)
         if witness is not None and witness.verified:
-            return model, cmd, result, witness, seed, tried
-    return None, "", None, None, None, tried
+            return Found(model, cmd, result, witness, pair, seed, tried)
+    return tried
 
 
 def restriction(row: Row, col: Column, budget: Budget, folder: Path, out: Path) -> dict:
-    """A restriction witness on a random model of the column that depends on its input (see
-    the module docstring); the illustration record (``found`` False: none within the
-    budget)."""
+    """A restriction witness on a random model of the column whose answer varies under the
+    restriction (see the module docstring); the illustration record (``found`` False: none
+    within the budget)."""
     from hardsoft.model.io import save_model
 
     lang = row_language(row)
     n = row.restriction_n  # an illustration needs no long input; full mode tries more models
-    model, model_cmd, result, witness, seed, tried = _search(row, col, lang, n, budget)
-    if model is None:
+    found = _search(row, col, lang, n, budget)
+    if isinstance(found, int):
         return {
             "kind": "illustration",
             "found": False,
-            "summary": f"no random model of the class among the {tried} tried (seeds from 0, "
-            f"shapes (layers, heads) {list(SHAPES)}) kept a non-empty dependency set "
-            f"under its restriction at n = {n} with a verified witness; none is shown (a "
-            "constant restricted model would be fooled by any language)",
-            "numbers": {"n": n, "models_tried": tried},
+            "summary": f"none of the {found} random models of the class tried (seeds from 0, "
+            f"shapes (layers, heads) {list(SHAPES)}) has an accept/reject answer that varies "
+            f"under its restriction at n = {n} together with a verified witness; none is shown "
+            "(a model whose answer is constant under the restriction would be fooled by any "
+            "language)",
+            "numbers": {"n": n, "models_tried": found},
         }
     sub = folder / ILLUSTRATION_DIR
     sub.mkdir(parents=True, exist_ok=True)
     path = sub / MODEL_FILE
-    save_model(model, path)
-    deps = [p + 1 for p in result.dependency_set]
-    record = {
-        "language": row.language,
-        "n": n,
-        "seed": seed,
-        "model": rel(path, out),
-        "x": witness.x,
-        "x_prime": witness.x_prime,
-        "changed": [p + 1 for p in witness.changed],
-        "model_accepts": [witness.accept, witness.accept_prime],
-        "in_language": list(witness.in_language or ()),
-        "dependency_set": deps,
-        "free_fraction": result.restriction.free_fraction,
-        "verified": witness.verified,
-    }
+    save_model(found.model, path)
+    record = _witness_record(row, found, rel(path, out))
     (sub / WITNESS_FILE).write_text(json.dumps(record, indent=1) + "\n")
-    mpath = shlex.quote(rel(path, out))
-    cmds = [f"{model_cmd} -o {mpath}"]
-    if lang.restriction_target:
-        cmds.append(
-            f"hardsoft restrict {mpath} --n {n} --language {row.language} --seed {seed} --json"
-        )
-    x, x_prime = shlex.quote(str(witness.x)), shlex.quote(str(witness.x_prime))
-    cmds.append(f"hardsoft run {mpath} -i {x} -i {x_prime}")
+    deps, witness = record["dependency_set"], found.witness
     summary = (
-        f"Hahn's restriction on one random rightmost-hard model of the class (model {tried} "
-        f"tried, seed {seed}) at n = {n}: the output depends on {len(deps)} positions "
-        f"({_positions(deps)}); x and x' differ at position {witness.changed[0] + 1}, outside "
-        f"them, exactly one is in {row.language}, and the model answers both the same"
+        f"Hahn's restriction on one random rightmost-hard model of the class (model "
+        f"{found.tried} tried, seed {found.seed}) at n = {n}: the output depends on "
+        f"{len(deps)} positions ({_positions(deps)}) and the answer varies with them (two "
+        f"completions, one accepted, one rejected); x and x' differ at position "
+        f"{witness.changed[0] + 1}, outside them, exactly one is in {row.language}, and the "
+        "model answers both the same"
     )
     return {
         "kind": "illustration",
         "found": True,
         "summary": summary,
         "artefacts": {"model": rel(path, out), "witness": rel(sub / WITNESS_FILE, out)},
-        "commands": cmds,
-        "numbers": {"n": n, "models_tried": tried, "seed": seed, "dependency_set": deps},
+        "commands": _restriction_commands(row, lang, found, shlex.quote(rel(path, out))),
+        "numbers": {
+            "n": n,
+            "models_tried": found.tried,
+            "seed": found.seed,
+            "dependency_set": deps,
+        },
     }
+
+
+def _witness_record(row: Row, found: Found, model_path: str) -> dict[str, Any]:
+    """``witness.json``: the pair, the restriction, its dependency set and the two completions
+    answered differently."""
+    w, result = found.witness, found.result
+    return {
+        "language": row.language,
+        "n": result.restriction.n,
+        "seed": found.seed,
+        "model": model_path,
+        "x": w.x,
+        "x_prime": w.x_prime,
+        "changed": [p + 1 for p in w.changed],
+        "model_accepts": [w.accept, w.accept_prime],
+        "in_language": list(w.in_language or ()),
+        "dependency_set": [p + 1 for p in result.dependency_set],
+        "restriction": str(result.restriction),
+        "output_constant": result.analysis.output_constant,
+        "answer_varies": {"accepted": found.pair[0], "rejected": found.pair[1]},
+        "free_fraction": result.restriction.free_fraction,
+        "verified": w.verified,
+    }
+
+
+def _restriction_commands(row: Row, lang: Language, found: Found, mpath: str) -> list[str]:
+    """The commands that rebuild the model and rerun the restriction (with ``--language`` for
+    a restriction target only), the model on the words and the oracle on the pair."""
+    target = f" --language {row.language}" if lang.restriction_target else ""
+    n = found.result.restriction.n
+    words = [str(found.witness.x), str(found.witness.x_prime), *found.pair]
+    return [
+        f"{found.cmd} -o {mpath}",
+        f"hardsoft restrict {mpath} --n {n}{target} --seed {found.seed} --json",
+        f"hardsoft run {mpath} " + " ".join(f"-i {shlex.quote(w)}" for w in words),
+        *(f"hardsoft language member {row.language} --input {shlex.quote(w)}" for w in words[:2]),
+    ]
 
 
 def _positions(ps: list[int]) -> str:
@@ -274,18 +337,32 @@ def sensitivity(
 
 # ------------------------------------------------------------------ re-checks (tests)
 def recheck_witness(out: Path, illustration: dict[str, Any]) -> bool:
-    """Run a restriction illustration's stored model on its stored pair again: the same answer
-    on both, exactly one in the language, and a non-empty dependency set."""
+    """Run a restriction illustration's stored model again, on the answer: its stored pair gets
+    the same answer with exactly one word in the language, and the two stored completions of
+    the restriction get different answers (so the restricted model is not constant). Every
+    word must be a completion of the stored restriction."""
+    from hardsoft.limits.restriction import Restriction
     from hardsoft.model.io import load_model
 
     arts = illustration["artefacts"]
     model: Transformer = load_model(out / arts["model"])
     record = json.loads((out / arts["witness"]).read_text())
+    varies = record.get("answer_varies") or {}
+    words = [record["x"], record["x_prime"], varies.get("accepted"), varies.get("rejected")]
+    if None in words:
+        return False  # an illustration without two differently answered completions
+    rho = Restriction.from_string(record["restriction"], tuple(model.spec.alphabet))
     with torch.no_grad():
-        acc = model(model.encode([record["x"], record["x_prime"]])).accept.cpu().numpy()
+        acc = model(model.encode(words)).accept.cpu().numpy()
     lang = get_language(record["language"])
     members = (lang.member(record["x"]), lang.member(record["x_prime"]))
-    return bool(acc[0] == acc[1]) and members[0] != members[1] and bool(record["dependency_set"])
+    return (
+        bool(acc[0] == acc[1])
+        and members[0] != members[1]
+        and bool(acc[2])
+        and not bool(acc[3])
+        and all(rho.agrees(w) for w in words)
+    )
 
 
 def recheck_sensitivity(out: Path, illustration: dict[str, Any]) -> bool:

@@ -1,232 +1,140 @@
-"""The models of a regular row (``atlas add-row --regex/--dfa``): the language compiled by
-:mod:`hardsoft.regular` for every target, each model checked against the row's DFA at every
-position, and each placed in the columns whose class it lies in (read from the model itself,
-:func:`hardsoft.atlas.evidence.class_violations`).
+"""The built-in regular rows' construction cells (Tomita, FLaRe, bounded Dyck, A5): the
+regular-row machinery of ``atlas add-row --dfa`` (:func:`hardsoft.atlas.rows.describe`,
+:func:`~hardsoft.atlas.rows.settle`, :func:`~hardsoft.atlas.rows.user_cells`) run on the DFA
+the row's registered language declares (:meth:`~hardsoft.languages.Language.automaton`).
 
-* star-free: the ``hard`` model (unique-hard heads, strict masks, no position features) settles
-  ``uhat-strict`` and ``uhat-pe``; ``soft-temperature`` and ``soft-pe`` their columns; the
-  ``soft-temperature`` model with every head made average-hard settles ``ahat``;
-* solvable: the same targets; ``uhat-strict`` is impossible (not star-free, decided), and the
-  ``hard`` model (counting heads are average-hard beside unique-hard ones) lies in no column;
-* non-solvable: nothing is built. ``uhat-pe`` is impossible (unique-hard transformers recognise
-  only AC⁰ languages, Hao, Angluin & Frank 2022; the language is NC¹-complete, Barrington
-  1989, and NC¹ ⊄ AC⁰ since PARITY ∉ AC⁰, Furst, Saxe & Sipser 1984); the other construction
-  columns say "no construction known".
-
-Artefacts: ``rows/NAME/TARGET.safetensors`` and ``rows/NAME/TARGET.check.json``.
+So a regular row settles exactly the columns that machinery settles for a user's row of the
+same DFA, and gains every column it learns to settle. One job per row: the record (the
+decision, the class, every target's model compiled by :mod:`hardsoft.regular` and its check
+against the DFA, :mod:`hardsoft.atlas.regular_models`) is stored under
+``OUT/cells/ROW/regular/`` and every cell it gives under ``OUT/cells/ROW/COLUMN/``, reused while
+the atlas version, the mode and the DFA are the same. On top of the machinery, the row's
+expected answer (``Row.star_free``, the theory's) must be what the decision finds: otherwise
+the star-free cell DISAGREES.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
+import time
 from pathlib import Path
 from typing import Any
 
-from hardsoft.atlas.evidence import class_violations
-from hardsoft.atlas.rows import write_json
-from hardsoft.atlas.table import COLUMNS, Column, EvidenceKind, Status
+from hardsoft.atlas.rows import STAR_FREE_COLUMN, describe, settle, user_cells, write_json
+from hardsoft.atlas.table import REGULAR_COLUMNS, Row
 from hardsoft.errors import HardsoftError
+from hardsoft.languages import get_language
 from hardsoft.languages.regular import DFA
-from hardsoft.logic.syntax import Formula
 
-TARGETS = ("hard", "soft-temperature", "soft-pe", "average-hard")
-"""The compiler's targets, and ``average-hard``: the soft-temperature model hardened."""
-CHECK_RANDOM_N = (100, 400)
-BARRINGTON_CELL = "no construction known (NC¹-complete, Barrington 1989)"
-NC1_NOT_AC0 = (
-    "Hao, Angluin & Frank (TACL 2022), main theorem: unique-hard transformers (any masks and "
-    "position embeddings) recognise only languages in AC⁰; Barrington (1989): a regular "
-    "language whose syntactic monoid holds a non-solvable group is NC¹-complete (under AC⁰ "
-    "reductions), and NC¹ ⊄ AC⁰ (PARITY ∈ NC¹ is not in AC⁰, Furst, Saxe & Sipser 1984)"
-)
-CONSTRUCTION_COLUMNS = ("uhat-strict", "uhat-pe", "ahat", "soft-tau", "soft-pe")
+RECORD_FILE = "record.json"
+EVIDENCE_FILE = "evidence.json"
 
 
-def build_targets(
-    dfa: DFA, formula: Formula, cls: Any, folder: Path, out: Path, dfa_path: Path
-) -> list[dict[str, Any]]:
-    """Every target's model of ``formula`` (already checked against the DFA at every
-    length), checked against the DFA and placed (JSON-ready records)."""
-    from hardsoft.regular.compile import model_for
-
-    targets = []
-    soft = None
-    for target in TARGETS:
-        if target == "average-hard":
-            from hardsoft.convert.harden import harden
-
-            model = harden(soft, "average") if soft is not None else None
-        else:
-            model = model_for(formula, cls, dfa, target)
-        if target == "soft-temperature":
-            soft = model
-        if model is not None:
-            targets.append(_place(model, target, dfa, folder, out, dfa_path))
-    return targets
+def row_dfa(row: Row) -> DFA:
+    """The minimal DFA of the row's language (its declared automaton)."""
+    dfa = get_language(row.language).automaton()
+    if dfa is None:
+        raise HardsoftError(f"row {row.id}: language {row.language} declares no DFA")
+    return dfa
 
 
-def _place(
-    model: Any, target: str, dfa: DFA, folder: Path, out: Path, dfa_path: Path
-) -> dict[str, Any]:
-    from hardsoft.compile.results import certificate_label
-    from hardsoft.model.io import save_model
-    from hardsoft.regular.compile import check_against
-
-    report = check_against(model, dfa, CHECK_RANDOM_N)
-    folder.mkdir(parents=True, exist_ok=True)
-    model_path, check_path = folder / f"{target}.safetensors", folder / f"{target}.check.json"
-    save_model(model, model_path)
-    write_json(check_path, report)
-    exact = report["mismatches"] == 0
-    placed = {c.id: class_violations(model, c) for c in COLUMNS if c.id in CONSTRUCTION_COLUMNS}
-    cert = model.meta.get("certificate") or {}
-    label = certificate_label(cert) if cert else None
-    if target == "average-hard":
-        label = (
-            "own construction (the soft-temperature model with every head average-hard; "
-            f"its label: {label})"
-        )
-    rel = str(model_path.relative_to(out))
-    return {
-        "target": target,
-        "model": rel,
-        "check": str(check_path.relative_to(out)),
-        "theorem": label,
-        **{k: report[k] for k in ("mismatches", "checked_strings", "checked_positions", "max_n")},
-        "exhaustive_to_n": report["exhaustive_to_n"],
-        "exact": exact,
-        "columns": sorted(c for c, why in placed.items() if not why) if exact else [],
-        "outside": {c: why for c, why in placed.items() if why},
-        "command": _command(target, dfa_path, rel),
-    }
+def _folder(out: Path, row: Row) -> Path:
+    """Where the row's record and models are stored."""
+    return out / "cells" / row.id / "regular"
 
 
-def _command(target: str, dfa_path: Path, model: str) -> str:
-    """The command that rebuilds (and re-checks against the DFA) a target's model."""
-    dfa = shlex.quote(str(dfa_path))
-    if target != "average-hard":
-        return f"hardsoft compile --dfa {dfa} --target {target} -o {shlex.quote(model)}"
-    soft = shlex.quote(model.replace("average-hard", "soft-temperature"))
-    return f"hardsoft harden {soft} --weighting average -o {shlex.quote(model)}"
+def _regenerate(row: Row, quick: bool) -> str:
+    mode = "quick" if quick else "full"
+    return f"hardsoft atlas --{mode} --only {row.id},{STAR_FREE_COLUMN} --force"
 
 
-def construct_regular(
-    name: str, dfa: DFA, rows: Path, out: Path, shortcut: Formula | None = None
-) -> dict[str, Any]:
-    """The row's class and models (module docstring). ``shortcut``: a formula the bounded
-    search found (checked here like the translation's); else the translation's formula."""
-    from hardsoft.regular.compile import formula_for, use_formula
-
+def stored(row: Row, out: Path, quick: bool, version: str) -> list[dict[str, Any]] | None:
+    """The row's cells from its stored record when current (same atlas version, mode and
+    DFA, every artefact there); None otherwise."""
+    path = _folder(out, row) / RECORD_FILE
     try:
-        cls, formula, record = formula_for(dfa)
-    except HardsoftError as exc:  # a size limit: named, and the row says so
-        return {"refused": str(exc).splitlines()[0], "targets": []}
-    if formula is None:
-        return {**record, "targets": []}
-    if shortcut is not None:
-        formula, record = use_formula(shortcut, dfa, record, "the bounded formula search")
-    dfa_path = (rows / f"{name}.dfa.json").relative_to(out)
-    record["targets"] = build_targets(dfa, formula, cls, rows / name, out, dfa_path)
-    return record
-
-
-def settled(rec: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Column id → the targets whose models settle it."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for t in (rec.get("regular") or {}).get("targets", []):
-        for c in t["columns"]:
-            out.setdefault(c, []).append(t)
-    return out
-
-
-def regular_cells(rec: dict[str, Any], out: Path) -> list[dict[str, Any]]:
-    """The cells besides ``uhat-strict`` (:func:`hardsoft.atlas.rows.user_cell` makes that
-    one): one per column a checked model settles; for a non-solvable row, ``uhat-pe``
-    impossible and the other construction columns open, "no construction known"."""
-    reg = rec.get("regular") or {}
-    cells = []
-    by_column = settled(rec)
-    for col in COLUMNS:
-        if col.id == "uhat-strict" or col.id not in CONSTRUCTION_COLUMNS:
-            continue
-        if col.id in by_column:
-            cells.append(_cell(rec, col, Status.CONSTRUCTED, _built(rec, by_column[col.id])))
-        elif reg.get("class") == "non-solvable":
-            status = Status.IMPOSSIBLE if col.id == "uhat-pe" else Status.OPEN
-            cells.append(_cell(rec, col, status, _refusal(rec, col)))
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if meta.get("version") != version or meta.get("quick") != quick:
+        return None
+    if meta.get("record", {}).get("dfa") != row_dfa(row).to_json():
+        return None  # the language's DFA changed
+    cells = _cells(row, meta["record"], out, quick, version, meta.get("seconds", 0.0))
+    arts = [p for c in cells for p in ((c.get("evidence") or {}).get("artefacts") or {}).values()]
+    if not all((out / p).is_file() for p in [*arts, *(c["evidence_path"] for c in cells)]):
+        return None  # a model, the record or a cell's evidence.json is gone: build it again
+    for c in cells:
+        c["reused"] = True
     return cells
 
 
-def _built(rec: dict[str, Any], models: list[dict[str, Any]]) -> dict[str, Any]:
-    checks = "; ".join(
-        f"{t['target']} model: {t['mismatches']} mismatches on {t['checked_strings']} words "
-        f"(every word to n = {t['exhaustive_to_n']}, random to n = {t['max_n']})"
-        for t in models
+def build(row: Row, out: Path, quick: bool, version: str) -> list[dict[str, Any]]:
+    """Run the machinery on the row's DFA, store the record and the cells, return the cells."""
+    started = time.perf_counter()
+    dfa = row_dfa(row)
+    folder = _folder(out, row)
+    folder.mkdir(parents=True, exist_ok=True)
+    source = {"language": row.language}
+    record = settle(describe(row.id, dfa, source, _regenerate(row, quick)), folder, out)
+    seconds = round(time.perf_counter() - started, 3)
+    meta = {"version": version, "quick": quick, "seconds": seconds, "record": record}
+    write_json(folder / RECORD_FILE, meta)
+    cells = _cells(row, record, out, quick, version, seconds)
+    for c in cells:
+        write_json(out / c["evidence_path"], {k: v for k, v in c.items() if k != "reused"})
+        c["reused"] = False
+    return cells
+
+
+def _cells(
+    row: Row, record: dict[str, Any], out: Path, quick: bool, version: str, seconds: float
+) -> list[dict[str, Any]]:
+    """The machinery's cells of the record, as built-in cells of the row."""
+    cells: list[dict[str, Any]] = []
+    for cell in user_cells(record, out):
+        if cell["column"] not in REGULAR_COLUMNS:
+            continue  # the row's other columns carry claims of their own
+        cell = dict(cell, user_row=False, row_title=row.title, language=row.language)
+        cell["row_source"] = (
+            f"the DFA of {row.language} ({row.source}; hardsoft language dfa {row.language})"
+        )
+        cell.update(
+            version=version,
+            quick=quick,
+            error=None,
+            regenerate=record["command"] + f" --out {out}",
+            evidence_path=str(Path("cells") / row.id / cell["column"] / EVIDENCE_FILE),
+            seconds=0.0 if cells else seconds,  # the record's time, counted once per row
+        )
+        ev = cell["evidence"] = dict(cell["evidence"])
+        ev["artefacts"] = {**ev["artefacts"], "decision": str(_folder(Path(), row) / RECORD_FILE)}
+        ev["commands"] = [*ev["commands"], _add_row_command(row)]
+        if cell["column"] == STAR_FREE_COLUMN:
+            _expect(row, record, cell)
+        cells.append(cell)
+    return cells
+
+
+def _add_row_command(row: Row) -> str:
+    """The same row as a user's: the DFA file, then ``atlas add-row``."""
+    dfa = shlex.quote(f"{row.language}.dfa.json")
+    return (
+        f"hardsoft language dfa {row.language} -o {dfa} && hardsoft atlas add-row --dfa {dfa} "
+        f"--name my-{row.id}"
     )
-    reg = rec["regular"]
-    summary = (
-        f"{reg['class']} (syntactic monoid of {reg['monoid_size']} elements): its past formula "
-        f"({reg['formula_size']['dag_after']} distinct nodes, equal to the DFA at every length) "
-        f"compiled and checked against the DFA at every position: {checks}; the model is in "
-        "this column's class (read from the model)"
-    )
-    return {
-        "summary": summary,
-        "citation": f"compiled here (docs/regular.md); the model's certificate: "
-        f"{models[0]['theorem']}",
-        "theorem": models[0]["theorem"],
-        "artefacts": {f"{t['target']} model": t["model"] for t in models}
-        | {f"{t['target']} check": t["check"] for t in models},
-        "commands": [t["command"] for t in models],
-        "numbers": {
-            t["target"]: {k: t[k] for k in ("mismatches", "checked_strings", "max_n")}
-            for t in models
-        },  # fmt: skip
-    }
 
 
-def _refusal(rec: dict[str, Any], col: Column) -> dict[str, Any]:
-    reg = rec["regular"]
-    impossible = col.id == "uhat-pe"
-    return {
-        "summary": (
-            f"not in AC⁰: {reg['reason']}" if impossible else f"{BARRINGTON_CELL}: {reg['reason']}"
-        ),
-        "citation": NC1_NOT_AC0 if impossible else reg["reason"],
-        "theorem": None,
-        "artefacts": {},
-        "commands": [],
-        "numbers": {"monoid_size": reg["monoid_size"]},
-    }
-
-
-def _cell(rec: dict[str, Any], col: Column, status: Status, what: dict[str, Any]) -> dict:
-    kind = EvidenceKind.PROOF if status is not Status.OPEN else EvidenceKind.CITATION
-    return {
-        "row": rec["name"],
-        "row_title": rec["name"],
-        "row_source": rec.get("regex") or f"DFA file {rec.get('dfa_file')}",
-        "language": rec["name"],
-        "column": col.id,
-        "column_title": col.title,
-        "status": status.value,
-        "evidence_kind": kind.value,
-        "citation": what["citation"],
-        "theorem": what["theorem"],
-        "note": BARRINGTON_CELL if status is Status.OPEN else "",
-        "verdict": "not run here" if status is Status.OPEN else "agrees",
-        "evidence": {
-            "status": status.value,
-            "kind": kind.value,
-            "agrees": True,
-            "summary": what["summary"],
-            "artefacts": {"row": str(Path("rows") / f"{rec['name']}.json"), **what["artefacts"]},
-            "commands": [rec["command"], *what["commands"]],
-            "numbers": what["numbers"],
-            "decision": None,
-            "check": None,
-            "illustration": None,
-        },
-        "evidence_path": str(Path("rows") / f"{rec['name']}.json"),
-        "user_row": True,
-    }
+def _expect(row: Row, record: dict[str, Any], cell: dict[str, Any]) -> None:
+    """The decision against the theory's answer for the row (``Row.star_free``)."""
+    if row.star_free is None:
+        return
+    said = "star-free" if row.star_free else "not star-free"
+    ev = cell["evidence"]
+    if record["star_free"] == row.star_free:
+        ev["summary"] += f"; as expected for {row.title} ({said})"
+        return
+    ev["summary"] += f"; DISAGREES with the row's expected answer ({said})"
+    ev["agrees"] = False
+    cell["verdict"] = "DISAGREES"

@@ -29,10 +29,10 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from hardsoft.atlas.evidence import write_json
 from hardsoft.atlas.table import ROW_IDS
 from hardsoft.errors import HardsoftError
 from hardsoft.languages.regular import DFA, dfa_from_file, dfa_from_regex
-from hardsoft.model.io import atomic_write
 from hardsoft.regular.starfree import decide_star_free
 from hardsoft.validate import alphabet as validate_alphabet
 
@@ -42,12 +42,6 @@ DECISION_CITATION = (
     "(2024) §5–6: masked unique-hard attention transformers without position features are "
     "equivalent to LTL, i.e. recognise exactly the star-free languages"
 )
-
-
-def write_json(path: Path, obj: Any) -> None:
-    """Write ``obj`` as indented JSON, atomically."""
-    text = json.dumps(obj, indent=1, ensure_ascii=False)
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text + "\n"), str(path))
 
 
 def check_row_name(name: str) -> str:
@@ -79,13 +73,20 @@ def decide_row(
                 f"--alphabet {alphabet!r} is not the DFA file's {''.join(dfa.alphabet)!r}"
             )
         source = {"dfa_file": str(dfa_file)}
-    decision = decide_star_free(dfa)
     regen = (
         f"hardsoft atlas add-row --regex {shlex.quote(regex)} --name {name} --alphabet "
         f"{shlex.quote(''.join(dfa.alphabet))}"
         if regex is not None
         else f"hardsoft atlas add-row --dfa {shlex.quote(str(dfa_file))} --name {name}"
     )
+    return describe(name, dfa, source, regen)
+
+
+def describe(name: str, dfa: DFA, source: dict[str, Any], command: str) -> dict[str, Any]:
+    """The record of a regular row before any construction: its source, the minimal DFA and
+    the star-free decision (``command`` regenerates it). Shared by ``atlas add-row`` and the
+    atlas's built-in regular rows (:mod:`hardsoft.atlas.regular_rows`)."""
+    decision = decide_star_free(dfa)
     return {
         "name": name,
         **source,
@@ -100,8 +101,32 @@ def decide_row(
             else "not recognised by any masked unique-hard transformer without position features"
         ),
         "citation": DECISION_CITATION,
-        "command": regen,
+        "command": command,
     }
+
+
+def settle(record: dict[str, Any], folder: Path, out: Path | None = None) -> dict[str, Any]:
+    """Build what the row's record promises and set its status: the step after
+    :func:`describe`, shared by ``atlas add-row`` and the built-in regular rows. A star-free
+    row first gets the bounded search's short formula (a shortcut, checked at every length
+    like the translation's); then every row is compiled by :mod:`hardsoft.regular` for every
+    target (:func:`hardsoft.atlas.regular_models.construct_regular`), its DFA file and models
+    under ``folder``, paths in the record relative to ``out`` (default: ``folder``'s parent,
+    the atlas folder of ``DIR/rows``)."""
+    from hardsoft.atlas.regular_models import construct_regular
+    from hardsoft.logic import parse
+
+    out = folder.parent if out is None else out
+    dfa = dfa_from_file_dict(record["dfa"])
+    write_json(folder / f"{record['name']}.dfa.json", record["dfa"])
+    shortcut = None
+    if record["star_free"]:
+        record["construction"] = search_formula(dfa)
+        if record["construction"].get("verified"):
+            shortcut = parse(record["construction"]["formula"], alphabet=dfa.alphabet)
+    record["regular"] = construct_regular(record["name"], dfa, folder, out, shortcut)
+    record["status"] = status_of(record)
+    return record
 
 
 def search_formula(dfa: DFA) -> dict[str, Any]:
@@ -151,7 +176,7 @@ def status_of(record: dict[str, Any]) -> str:
     """The star-free cell's status from a stored record: impossible (not star-free),
     constructed (a model checked exactly against the DFA, in the column's class) or possible
     (star-free, no model built: a size limit refused it)."""
-    from hardsoft.atlas.regular_rows import settled
+    from hardsoft.atlas.regular_models import settled
 
     if not record["star_free"]:
         return "impossible"
@@ -168,22 +193,11 @@ def add_row(
 ) -> dict[str, Any]:
     """Decide the row and store it under ``out/rows/`` (see the module docstring). A row of
     the same name for another language is refused unless ``force``."""
-    from hardsoft.atlas.regular_rows import construct_regular
-    from hardsoft.logic import parse
-
     record = decide_row(name, regex, dfa_file, alphabet)
     rows = Path(out) / "rows"
     if not force:
         _refuse_overwrite(rows, record)
-    dfa = dfa_from_file_dict(record["dfa"])
-    write_json(rows / f"{name}.dfa.json", record["dfa"])
-    shortcut = None
-    if record["star_free"]:
-        record["construction"] = search_formula(dfa)
-        if record["construction"].get("verified"):
-            shortcut = parse(record["construction"]["formula"], alphabet=dfa.alphabet)
-    record["regular"] = construct_regular(name, dfa, rows, Path(out), shortcut)
-    record["status"] = status_of(record)
+    settle(record, rows)
     record["evidence_path"] = str(rows / f"{name}.json")
     write_json(rows / f"{name}.json", record)
     return record
@@ -220,7 +234,7 @@ def user_cells(rec: dict[str, Any], out: Path) -> list[dict[str, Any]]:
         from hardsoft.atlas.program_rows import program_cells
 
         return program_cells(rec, out)
-    from hardsoft.atlas.regular_rows import regular_cells
+    from hardsoft.atlas.regular_models import regular_cells
 
     return [user_cell(rec, out), *regular_cells(rec, out)]
 
@@ -239,7 +253,7 @@ def _star_free_summary(
     rec: dict[str, Any], summary: str, artefacts: dict[str, str], commands: list[str]
 ) -> tuple[str, bool]:
     """The star-free cell's summary: the hard model that settles it, or why none does."""
-    from hardsoft.atlas.regular_rows import settled
+    from hardsoft.atlas.regular_models import settled
 
     reg = rec.get("regular") or {}
     models = settled(rec).get(STAR_FREE_COLUMN, [])

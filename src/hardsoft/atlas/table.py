@@ -40,8 +40,11 @@ class Status(str, Enum):
 
     @property
     def label(self) -> str:
-        """How the page shows the status."""
-        return "not learned in our runs" if self is Status.NOT_LEARNED else self.value
+        """How the page shows the status: what trained runs did is said of our runs only."""
+        return {
+            Status.LEARNED: "learned in our runs",
+            Status.NOT_LEARNED: "not learned in our runs",
+        }.get(self, self.value)
 
     @property
     def empirical(self) -> bool:
@@ -180,6 +183,16 @@ COLUMNS: tuple[Column, ...] = (
         target="soft-temperature",
     ),
     Column(
+        "soft-tau-pe",
+        "softmax, τ(n), any PE",
+        "softmax attention with a temperature τ(n) → 0 and any position features (bounded or "
+        "unbounded): the class of Yang et al.'s Theorem 26 simulations",
+        ("softmax",),
+        Features.ANY,
+        temperature="τ(n) → 0",
+        target="soft-temperature",
+    ),
+    Column(
         "soft-pe",
         "softmax, τ = 1, unbounded PE",
         "softmax attention with τ = 1 and unbounded position features (e.g. i, n·(−1)^i)",
@@ -191,11 +204,12 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "soft-margin",
         "softmax, τ = 1, bounded PE, no LN, fixed margin",
-        "Hahn's §6 setting: softmax with τ = 1, bounded position features, no masks, no layer "
-        "norm, acceptance with a margin that does not shrink with n",
+        "Hahn's §6 setting: softmax with τ = 1, bounded position features, no layer norm, "
+        "acceptance with a margin that does not shrink with n; any masks (Hahn's Lemma 5 is "
+        "stated without masks; masked models by our extension of it, docs/atlas.md)",
         ("softmax",),
         Features.BOUNDED,
-        Masks.NONE,
+        Masks.ANY,
         temperature="τ = 1",
         fixed_margin=True,
     ),
@@ -215,10 +229,11 @@ COLUMNS: tuple[Column, ...] = (
         "soft-ln-eps",
         "softmax + layer norm, fixed ε > 0, fixed margin",
         "as the fixed-margin column, with layer norm whose ε > 0 is fixed (hardsoft's default "
-        "ln_eps = 1e-5): layer norm is then Lipschitz and Lemma 5's limit returns",
+        "ln_eps = 1e-5): layer norm is then Lipschitz and Lemma 5's limit returns; any masks "
+        "(our extension of Lemma 5, docs/atlas.md)",
         ("softmax",),
         Features.BOUNDED,
-        Masks.NONE,
+        Masks.ANY,
         LayerNorm.EPS_FIXED,
         temperature="τ = 1",
         fixed_margin=True,
@@ -249,7 +264,15 @@ class Row:
     ``counting``: a definition in the counting logic K_t[#] of Yang & Chiang (2024) (prefix
     counts ``#<`` only; C-RASP), which the layer-norm column checks; ``fooling``: two symbols
     ``(u, v)`` such that the prefixes u^i are pairwise inequivalent, separated by the suffixes
-    v^i (a Myhill–Nerode check that the language is not regular)."""
+    v^i (a Myhill–Nerode check that the language is not regular).
+
+    A *regular row* (``regular``) takes its construction columns (:data:`REGULAR_COLUMNS`)
+    from the regular-row machinery of ``atlas add-row --dfa`` run on its language's own DFA
+    (:meth:`~hardsoft.languages.Language.automaton`, tested against the oracle), so they
+    settle what that machinery settles; ``star_free`` is the answer the theory gives for the
+    row (its syntactic monoid, by hand), which the decision run here must reproduce, and
+    ``source`` cites where the language is defined. ``quick``: whether ``--quick`` builds the
+    row unless ``--only`` names it (every row is built in ``--full``)."""
 
     id: str
     title: str
@@ -261,6 +284,55 @@ class Row:
     counting: str | None = None
     fooling: tuple[str, str] | None = None
     restriction_n: int = 24
+    layernorm: str | None = None
+    """The formula the soft-ln column compiles where it is not ``counting`` (a counting
+    definition with a periodic predicate of Huang et al. (ICLR 2025), outside K_t[#])."""
+    regular: bool = False
+    star_free: bool | None = None
+    source: str = ""
+    quick: bool = True
+
+
+TOMITA = (
+    "Tomita (1982), as listed by Weiss, Goldberg & Yahav (ICML 2018) and Bhattamishra, Ahuja "
+    "& Goyal (EMNLP 2020)"
+)
+FLARE = (
+    "Butoi, Khalighinejad, Svete, Valvoda, Cotterell & DuSell (ICLR 2025), Table 1 (FLaRe's "
+    "regular languages)"
+)
+BARRINGTON = (
+    "Barrington (1989), main theorem: the word problem of a non-solvable group such as A5 is "
+    "NC¹-complete"
+)
+YAO = (
+    "Yao, Peng, Papadimitriou & Narasimhan (ACL 2021): Dyck-(k, D), k bracket types nested at "
+    "most D deep"
+)
+
+
+FULL_ONLY = ("tomita7", "even-pairs", "dyck2-depth2", "dyck2-depth3")
+"""Regular rows left out of ``--quick`` (docs/atlas.md, "The regular rows"), measured one row
+at a time at load 9 (CPU seconds of the row's job): Tomita 7 (4.9 s) and even pairs (4.2 s),
+whose bounded formula search spends its whole budget (about 3 s) before the translation's
+formula is compiled; DYCK-(2, 2) (31 s: a formula of 2,118 distinct nodes compiled for four
+targets and checked); DYCK-(2, 3) (5.2 s, refused by the translation's size limit)."""
+
+
+def _regular(
+    rid: str, title: str, language: str, alphabet: str, star_free: bool, source: str
+) -> Row:
+    """A regular row (its construction columns from the regular-row machinery)."""
+    return Row(
+        rid,
+        title,
+        language,
+        alphabet,
+        regular=True,
+        star_free=star_free,
+        source=source,
+        quick=rid not in FULL_ONLY,
+    )
 
 
 ROWS: tuple[Row, ...] = (
@@ -289,6 +361,7 @@ ROWS: tuple[Row, ...] = (
         "dyck1",
         "()",
         "#<['('] = #<[')'] & !P (#<['('] < #<[')'])",
+        program=("dyck", 1),  # the τ(n), any-PE column: Theorem 26 on the DYCK-k program
         counting="#<['('] = #<[')'] & #<[#<['('] < #<[')']] = 0",
         fooling=("(", ")"),
     ),
@@ -303,7 +376,15 @@ ROWS: tuple[Row, ...] = (
         counting="#<['a'] = #<['b'] & #<['a' & #<['b'] > 0] = 0",
         fooling=("a", "b"),
     ),
-    Row("aa-star", "(aa)*", "aa-star", "ab", "'a' & !P 'b' & MOD(2, 0)(i)", regex="(aa)*"),
+    Row(
+        "aa-star",
+        "(aa)*",
+        "aa-star",
+        "ab",
+        "'a' & !P 'b' & MOD(2, 0)(i)",
+        regex="(aa)*",
+        layernorm="#<['b'] = 0 & MOD(2, 0)(i)",
+    ),
     Row(
         "contains-ab",
         "Σ*abΣ* (star-free)",
@@ -313,7 +394,33 @@ ROWS: tuple[Row, ...] = (
         regex=".*ab.*",
         counting="#<['b' & #<['a'] > 0] > 0",
     ),
-    Row("ones-star", "1*", "ones-star", "01", "'1' & !P '0'", regex="1*", counting="#<['0'] = 0"),
+    Row(
+        "ones-star",
+        "1* (Tomita 1)",
+        "ones-star",
+        "01",
+        "'1' & !P '0'",
+        regex="1*",
+        counting="#<['0'] = 0",
+    ),
+    *(
+        _regular(f"tomita{k}", f"Tomita {k}", f"tomita{k}", "01", star_free, TOMITA)
+        for k, star_free in ((2, True), (3, False), (4, True), (5, False), (6, False), (7, True))
+    ),
+    _regular("even-pairs", "even pairs", "even-pairs", "01", True, FLARE),
+    _regular("repeat-01", "(01)* (repeat 01)", "repeat-01", "01", True, FLARE),
+    _regular("cycle-navigation", "cycle navigation", "cycle-navigation", "<>=01234", False, FLARE),
+    _regular(
+        "modular-arithmetic",
+        "modular arithmetic",
+        "modular-arithmetic-simple",
+        "01234+-*=",
+        False,
+        FLARE,
+    ),
+    _regular("dyck2-depth2", "DYCK-(2, 2)", "dyck2-depth2", "()[]", True, YAO),
+    _regular("dyck2-depth3", "DYCK-(2, 3)", "dyck2-depth3", "()[]", True, f"{FLARE}; {YAO}"),
+    _regular("a5-identity", "A5 word problem", "a5-identity", "ab", False, BARRINGTON),
     Row(
         "induction-head",
         "induction head",
@@ -326,6 +433,9 @@ ROWS: tuple[Row, ...] = (
     Row("flipflop", "flip-flop", "flipflop", "wri01", program=("flipflop", None)),
 )
 ROW_IDS = tuple(r.id for r in ROWS)
+REGULAR_COLUMNS = ("uhat-strict", "uhat-pe", "ahat", "soft-tau", "soft-tau-pe", "soft-pe")
+"""The columns whose cells a regular row takes from the regular-row machinery (no claim of
+its own there: the machinery settles what it can, the rest shows no cell)."""
 
 
 @dataclass(frozen=True)
@@ -334,10 +444,11 @@ class Claim:
 
     ``citation``: the theorem or publication (authors, year, section); ``how``: the evidence
     producer (``compile``, ``harden``, ``program-logic``, ``program-tieless``,
-    ``crafted-anbn``, ``learn`` or ``none``); ``check``: the check, run here, that the cited
-    theorem applies to the row (:mod:`hardsoft.atlas.checks`; None: none can be run);
-    ``illustrate``: an illustration run beside a proof (``restrict``: a restriction witness
-    on one model; ``sensitivity`` / ``sensitivity-ln``: Lemma 5 measured on one model)."""
+    ``crafted-anbn``, ``crasp-ln``, ``parity-ln``, ``learn`` or ``none``); ``check``: the
+    check, run here, that the cited theorem applies to the row (:mod:`hardsoft.atlas.checks`;
+    None: none can be run); ``illustrate``: an illustration run beside a proof
+    (``restrict``: a restriction witness on one model; ``sensitivity`` / ``sensitivity-ln``:
+    Lemma 5 measured on one model; ``ln-eps``: the row's soft-ln model run with ε = 1e-5)."""
 
     status: Status
     citation: str
@@ -349,7 +460,7 @@ class Claim:
 
 
 # ------------------------------------------------------------------ citations
-Y26 = "Yang, Strobl, Chiang & Angluin (TACL 2026)"
+Y26 = "Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1)"
 YCA = (
     "Yang, Chiang & Angluin (NeurIPS 2024), main theorem: masked unique-hard transformers "
     "with strict masks and no position embeddings recognise exactly the star-free languages"
@@ -369,27 +480,43 @@ BKLP = (
     "encoders with position encodings recognise first-order logic with unary numerical "
     "predicates; average-hard encoders recognise LTL(C,+)"
 )
-YC24 = (
-    "Yang & Chiang (COLM 2024), main theorem: every K_t[#] (C-RASP) formula compiles into a "
-    "future-masked softmax transformer without position embeddings, comparisons by layer norm "
-    "(read here as ε = 0)"
-)
 CC22 = (
     "Chiang & Cholak (ACL 2022), abstract and layer-norm section: exact PARITY and FIRST "
     "(position features i/n, (−1)^i), with layer norm without ε bringing the cross-entropy "
     "to 0 at every length"
 )
+YC24_LN = (
+    "Yang & Chiang (COLM 2024), main theorem: every K_t[#] (C-RASP) formula compiles into a "
+    "future-masked softmax transformer whose comparisons use layer norm; built here by the "
+    "soft-ln target (own construction after theirs: τ = 1, post layer norm with ε = 0, the "
+    "feature [i = 1] in place of their BOS symbol; docs/compiler.md, soft-ln)"
+)
+YC24_LN_PERIODIC = (
+    f"{YC24_LN}; (aa)* also uses the periodic predicate MOD(2, 0)(i) (Huang et al., ICLR "
+    "2025), a bounded position feature outside K_t[#]"
+)
+CC22_LN = (
+    f"{CC22}; built here after their exact PARITY construction (own construction: no CLS "
+    "symbol, [i = n] gives 1/n, one uniform head reads the parity of the spike's position), "
+    "an unmasked encoder read at the last position"
+)
+MASKED = (
+    'masked models: our extension of the proof (own argument, docs/atlas.md, "Lemma 5 with '
+    'masks"): with any masks the last activation moves by O((log n)^(L−1)/n), so the '
+    "fixed-margin limit holds for them too"
+)
 LEMMA5 = (
     "Hahn (2020) §6, Lemma 5 (with the supplement's correction): with τ = 1, bounded position "
     "features, Lipschitz position-wise maps and no masks, one symbol change at i < n moves the "
     "last activation by O(1/n); so no fixed margin where acceptance can hinge on one symbol "
-    "(the general form in Chiang & Cholak (2022), abstract); Theorem 6 for PARITY and 2DYCK"
+    "(the general form in Chiang & Cholak (2022), abstract); Theorem 6 for PARITY and 2DYCK; "
+    f"{MASKED}"
 )
 LEMMA5_LN = (
     "Hahn (2020) §6, Lemma 5 (corrected), whose proof needs only Lipschitz position-wise "
     "maps: layer norm with a fixed ε > 0 is Lipschitz (constant ≤ max|γ|/√ε; our remark, "
     "docs/atlas.md), so the fixed-margin limit returns; Chiang & Cholak (2022, their "
-    "layer-norm section) escape it with ε = 0"
+    f"layer-norm section) escape it with ε = 0; {MASKED}"
 )
 MARGIN_NOTE = (
     "PARITY and FIRST are recognised exactly with a margin shrinking like 1/n (Chiang & "
@@ -397,8 +524,12 @@ MARGIN_NOTE = (
     "it does not (the column after)"
 )
 TASK_MARGIN_NOTE = (
-    "for unmasked models of this class, at the last position; the task's own constructions "
-    "use masked heads, which Lemma 5's proof does not cover (docs/sensitivity.md)"
+    "at the last position, for masked models by our extension of Lemma 5 (docs/atlas.md); "
+    "the task's own constructions need τ(n) or unbounded position features, outside this class"
+)
+LOGIC_ROUTE = (
+    f"{Y26} §6 logic route: the task as past LTL formulas compiled with future masks, Cor. 18 "
+    "(the future-masked form of Cor. 17, which §6 cites)"
 )
 SURVEY = "surveyed in Strobl, Merrill, Weiss, Chiang & Angluin (TACL 2024), summary tables"
 LN_OPEN = (
@@ -453,8 +584,22 @@ def _formula_row(row: Row) -> dict[str, Claim]:
             f"{BKLP}; construction: {Y26} §4 (the soft-temperature model below)", "harden"
         ),
         "soft-tau": _con(f"{Y26} §4, part (a): softmax with τ(n) and bounded position features"),
+        "soft-tau-pe": _con(
+            f"{Y26} §4, part (a) (the soft-tau model: bounded position features are among any)"
+        ),
         "soft-pe": _con(f"{Y26} §4, part (b): softmax with τ = 1 and unbounded position features"),
     }
+
+
+def _theorem26(what: str) -> Claim:
+    """A cell of the τ(n), any-PE column built by Theorem 26 from a uniform–tieless
+    average-hard program (``hardsoft program NAME --route tieless --target
+    soft-temperature``)."""
+    return _con(
+        f"{Y26} §5, Theorem 26 (a uniform–tieless average-hard transformer is simulated by "
+        f"softmax with a temperature τ(n)), applied to {what}",
+        "program-tieless",
+    )
 
 
 def _claims() -> dict[tuple[str, str], Claim]:
@@ -466,19 +611,19 @@ def _claims() -> dict[tuple[str, str], Claim]:
         "uhat-strict": _imp(not_sf, "not-star-free", "restrict"),
         "uhat-pe": _imp(f"{HAHN_HARD}; {HAF}", "same-language", "restrict"),
         **_formula_row(by["parity"]),
-        "soft-ln": _possible(CC22),
+        "soft-ln": _con(CC22_LN, "parity-ln"),
     }
     c["majority"] = {
         "uhat-strict": _imp(not_reg, "not-regular", "restrict"),
         "uhat-pe": _imp(HAF, "same-language", "restrict"),
         **_formula_row(by["majority"]),
-        "soft-ln": _possible(YC24, "counting"),
+        "soft-ln": _con(YC24_LN, "crasp-ln"),
     }
     c["first"] = {
         "uhat-strict": _con(YCA + " (FIRST is star-free: decided here too)"),
         "uhat-pe": _con(YCA + " (a model without position features is one with them)"),
         **_formula_row(by["first"]),
-        "soft-ln": _possible(f"{YC24}; also {CC22}", "counting"),
+        "soft-ln": _con(f"{YC24_LN}; also {CC22}", "crasp-ln"),
     }
     for rid in ("dyck1", "dyck2", "dyck3"):
         c[rid] = {
@@ -490,7 +635,12 @@ def _claims() -> dict[tuple[str, str], Claim]:
             ),
         }
     c["dyck1"].update(_formula_row(by["dyck1"]))
-    c["dyck1"]["soft-ln"] = _possible(YC24, "counting")
+    for rid in ("dyck1", "dyck2", "dyck3"):
+        c[rid]["soft-tau-pe"] = _theorem26(
+            f"the DYCK-k program of {Y26} Appendix E (after Yao et al. 2021), with our own "
+            "same-depth test; its position features i, i², i//⌈√n⌉ are unbounded"
+        )
+    c["dyck1"]["soft-ln"] = _con(YC24_LN, "crasp-ln")
     for rid in ("dyck2", "dyck3"):
         c[rid].update(
             {
@@ -501,12 +651,17 @@ def _claims() -> dict[tuple[str, str], Claim]:
                 ),
                 "soft-tau": _open(
                     f"{Y26} Thm. 26 simulates the average-hard program with τ(n), but with its "
-                    "unbounded position features (i, i², i//⌈√n⌉); with bounded ones it is "
-                    f"not settled; {SURVEY}",
+                    "unbounded position features (i, i², i//⌈√n⌉: constructed in the column "
+                    f"softmax, τ(n), any PE); with bounded ones it is not settled; {SURVEY}",
                     "the tieless program's softmax model uses unbounded position features",
                 ),
                 "soft-pe": _open(
-                    f"{Y26} §6 conjectures that DYCK-2 is not definable in LTL[C,+]; {SURVEY}"
+                    "no construction with τ = 1 is known to us: the τ = 1 results of "
+                    f"{Y26} §4 (part (b)) compile LTL[C,+] formulas, and no LTL[C,+] "
+                    "definition of DYCK-2 is known (§6 conjectures there is none); Thm. 26 "
+                    f"needs a temperature τ(n); {SURVEY}",
+                    "no τ = 1 construction is known (a statement about constructions, not a "
+                    "claim about the logic)",
                 ),
                 "soft-ln": _open(LN_OPEN),
             }
@@ -519,43 +674,48 @@ def _claims() -> dict[tuple[str, str], Claim]:
             "crafted-anbn",
         ),
         **_formula_row(by["anbn"]),
-        "soft-ln": _possible(YC24, "counting"),
+        "soft-ln": _con(YC24_LN, "crasp-ln"),
     }
     c["aa-star"] = {
         "uhat-strict": _imp(not_sf, "not-star-free"),
         "uhat-pe": _con(f"{BKLP} (MOD(2, 0)(i) is a position feature)"),
         **_formula_row(by["aa-star"]),
-        "soft-ln": _open(LN_OPEN),
+        "soft-ln": _con(YC24_LN_PERIODIC, "crasp-ln"),
     }
     for rid in ("contains-ab", "ones-star"):
         c[rid] = {
             "uhat-strict": _con(YCA + " (star-free: decided here too)"),
             "uhat-pe": _con(YCA + " (a model without position features is one with them)"),
             **_formula_row(by[rid]),
-            "soft-ln": _possible(YC24, "counting"),
+            "soft-ln": _con(YC24_LN, "crasp-ln"),
         }
     for rid in ("induction-head", "khop2", "khop3", "flipflop"):
         c[rid] = {
-            "uhat-strict": _con(
-                f"{YCA}; construction: {Y26} §6 logic route (past LTL)", "program-logic"
-            ),
+            "uhat-strict": _con(f"{YCA}; construction: {LOGIC_ROUTE}", "program-logic"),
             "uhat-pe": _con(
-                f"{Y26} §6 logic route (a model without position features is one with them)",
+                f"{LOGIC_ROUTE} (a model without position features is one with them)",
                 "program-logic",
             ),
             "ahat": _con(f"{Y26} §6: an average-hard, uniform–tieless program", "program-tieless"),
-            "soft-tau": _con(f"{Y26} §6 logic route, part (a): τ(n)", "program-logic"),
-            "soft-pe": _con(f"{Y26} §6 logic route, part (b): τ = 1", "program-logic"),
+            "soft-tau": _con(f"{LOGIC_ROUTE}, part (a): τ(n)", "program-logic"),
+            "soft-tau-pe": _theorem26("our uniform–tieless average-hard program for the task"),
+            "soft-pe": _con(f"{LOGIC_ROUTE}, part (b): τ = 1", "program-logic"),
             "soft-ln": _open(LN_OPEN),
         }
+    for r in ROWS:
+        if r.regular:  # the construction columns come from the regular-row machinery
+            c[r.id] = {"soft-ln": _open(LN_OPEN)}
     for rid, cells in c.items():
         task = rid in TASK_ROWS
         note = TASK_MARGIN_NOTE if task else MARGIN_NOTE
         cells["soft-margin"] = _imp(LEMMA5, "one-symbol", "sensitivity", note)
-        cells["soft-ln-eps"] = _imp(LEMMA5_LN, "one-symbol", "sensitivity-ln", note)
+        eps_shown = "ln-eps" if cells["soft-ln"].status is Status.CONSTRUCTED else None
+        cells["soft-ln-eps"] = _imp(LEMMA5_LN, "one-symbol", eps_shown, note)
     out: dict[tuple[str, str], Claim] = {}
     for rid, cells in c.items():
         for cid in COLUMN_IDS:
+            if by[rid].regular and cid in REGULAR_COLUMNS:
+                continue
             if cid in ("trained-transformer", "trained-lstm"):
                 out[(rid, cid)] = _learned(rid)
             else:

@@ -13,7 +13,7 @@ inverses), each with the predicate saying where it is carried:
   case, tiers are read as in :mod:`.propagation`: a unique-hard head takes the nearest position
   of the highest tier present; an average-hard head averages the values over the positions of
   that tier in its window, ``Σ_v v · #[tier with value v] / #[tier]`` (a uniform head over
-  ``j <= i`` gives ``#<[φ]/i``: Yang, Strobl, Chiang & Angluin (TACL 2026) Thm. 20).
+  ``j <= i`` gives ``#<[φ]/i``: Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Thm. 20).
 * A unique-hard head whose keys are one polynomial of the key position ``j`` (the same for all
   classes) and concave quadratic in ``j`` is a *lookup*: it attends to ``j = T`` for the vertex
   ``T`` (an integer count term), clamped to the window, and reads the value of the class at

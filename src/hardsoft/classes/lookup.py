@@ -1,7 +1,8 @@
 """Lookup heads in symbolic class propagation (:mod:`.counting`): a unique-hard head whose
 score is a concave quadratic in the key position ``j`` (or in ``1/j``) attends to the vertex
 ``j = T``, an integer count term, clamped to its window, and reads the class there (the table
-lookup of Yang, Strobl, Chiang & Angluin (TACL 2026) Thm. 20, as the compiler builds it)."""
+lookup of Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Thm. 20, as the compiler builds
+it)."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from hardsoft.cli.common import (
     console,
     err_console,
     input_file_option,
+    int_option,
     output_dir_option,
     output_file_option,
     print_json,
@@ -38,20 +39,38 @@ def atlas_cmd(
     csv_file: Path = output_file_option(
         "--csv", required=False, help="Also write the table as CSV here."
     ),
+    executor: str = typer.Option(
+        "local", "--executor", help="local (in this process) or ray (every cell a Ray task)."
+    ),
+    address: str = typer.Option(
+        None, "--address", help="A Ray cluster (HOST:PORT, auto, ray://...); default: a local Ray."
+    ),
+    cpus: int = int_option(None, "--cpus", lo=1, help="CPUs of a local Ray (default: all)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole table as JSON."),
 ) -> None:
     """Build the atlas (rows: languages and tasks; columns: model classes) into --out:
     atlas.json, atlas.csv, index.html and every cell's evidence under cells/. Every cell has a
     status and an evidence kind: proof (a model checked here, or a theorem whose hypotheses
     were checked here), illustration (one model, training runs) or citation. Cells whose
-    evidence is stored and current are reused. Exit code 1 if evidence disagrees with a claim."""
+    evidence is stored and current are reused; every other cell is stored as it finishes, so an
+    interrupted run resumes (--executor ray runs them as parallel Ray tasks; a cluster's
+    workers must see --out). Exit code 1 if evidence disagrees with a claim."""
     if ctx.invoked_subcommand is not None:
         return
     from hardsoft.atlas.build import build_atlas, to_csv
     from hardsoft.model.io import atomic_write
 
     progress = None if as_json else (lambda line: err_console.print(line))
-    table = build_atlas(Path(out), quick=quick, only=only, force=force, progress=progress)
+    table = build_atlas(
+        Path(out),
+        quick=quick,
+        only=only,
+        force=force,
+        progress=progress,
+        executor=executor,
+        address=address,
+        cpus=cpus,
+    )
     if csv_file is not None:
         text = to_csv(table)
         atomic_write(Path(csv_file), lambda tmp: Path(tmp).write_text(text), "--csv")

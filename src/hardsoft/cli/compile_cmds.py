@@ -9,6 +9,7 @@ import typer
 
 from hardsoft import validate
 from hardsoft.cli import app
+from hardsoft.cli.certificates import print_certificate
 from hardsoft.cli.common import (
     console,
     input_file_option,
@@ -67,51 +68,6 @@ def parse_outputs(specs: list[str], alphabet: str | None) -> tuple[list[tuple[st
     return pairs, alphabets.pop()
 
 
-def print_certificate(cert: dict) -> None:
-    """A human-readable summary of a certificate."""
-    console.print(f"formula    {cert['formula']}   ({cert['fragment']})")
-    if len(cert.get("outputs", [])) > 1 or (cert.get("outputs") and cert["outputs"][0]["name"]):
-        for o in cert["outputs"]:
-            console.print(f"output {o['output_coordinate']}   {o['name']} = {o['formula']}")
-    console.print(
-        f"target     {cert['target']}{' (causal: future masks only)' if cert['causal'] else ''}"
-        f"   --masks {cert['masks_mode']}: {', '.join(cert['masks']) or '-'}"
-    )
-    console.print(
-        f"size       {cert['layers']} layers, {cert['heads_total']} heads, residual width "
-        f"{cert['residual_width']}, {cert['parameters']} parameters "
-        f"({cert['distinct_nodes']} distinct nodes, formula size {cert['formula_size']})"
-    )
-    feats = ", ".join(
-        f"{f['name']}{'' if f['bounded'] else ' (unbounded)'}" for f in cert["position_features"]
-    )
-    console.print(f"features   {feats}")
-    if cert["tau"]:
-        for t in cert["tau"]:
-            console.print(
-                f"tau(n)     {t['expression']} = {t['value_at_n']:.3g} at n = {cert['n']} "
-                f"({t['heads']} heads)"
-            )
-    console.print(f"order      {cert['tau_order']}")
-    fl = cert["float_limits"]
-    if fl["float64"] is not None:
-        console.print(
-            f"rounding   within the bounds up to n = {fl['float64']} in float64, "
-            f"{fl['float32']} in float32 (binding: {', '.join(fl['binding_heads'])})"
-        )
-    independent = "yes" if cert["n_independent"] else "no"
-    console.print(f"n-free     computation at position i independent of n: {independent}")
-    for h in cert["heads"]:
-        console.print(
-            f"head {h['layer']}.{h['head']}   {h['gadget']:<22} {h['weighting']:<9} "
-            f"{h['mask']:<13} {h['theorem']}"
-        )
-    console.print(
-        f"error      max proven head error {cert['max_error_bound']:.3g} "
-        f"< rounding margin {cert['rounding_margin']:.3g}: {cert['bounds_below_margin']}"
-    )
-
-
 @app.command("compile")
 def compile_cmd(
     formula: str = typer.Argument(
@@ -136,7 +92,13 @@ def compile_cmd(
         "--dfa", help="Compile the regular language of this DFA file (JSON, docs/regular.md)."
     ),
     alphabet: str = typer.Option(None, "--alphabet", "-a", help="The input alphabet, e.g. 01."),
-    target: str = typer.Option("hard", "--target", "-t", help="hard | soft-temperature | soft-pe."),
+    target: str = typer.Option(
+        "hard",
+        "--target",
+        "-t",
+        help="hard | soft-temperature | soft-pe | soft-ln (layer norm with ε = 0, τ = 1: the "
+        "counting fragment, future masks; Yang & Chiang 2024).",
+    ),
     causal: bool = typer.Option(False, "--causal", help="Future masks only (past fragment)."),
     masks: str = typer.Option(
         None,

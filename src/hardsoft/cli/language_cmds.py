@@ -1,8 +1,11 @@
-"""``hardsoft language list|sample|member``: the formal languages, tasks and Hahn's processes."""
+"""``hardsoft language list|sample|member|dfa``: the formal languages, tasks and Hahn's
+processes, and the DFA of a regular language as a DFA file."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +18,7 @@ from hardsoft.cli.common import (
     err_console,
     float_option,
     int_option,
+    output_file_option,
     print_json,
     seed_option,
 )
@@ -224,3 +228,38 @@ def member_cmd(
         print_json({"member": bool(result)})
     else:
         console.print("member" if result else "not a member")
+
+
+@language_app.command("dfa")
+def dfa_cmd(
+    name: str = typer.Argument(..., metavar="NAME", help="A regular language's name."),
+    out: Path = output_file_option(
+        "-o", "--out", required=False, help="Write the DFA file here (else print it)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """The minimal DFA of a regular language, as a DFA file (the JSON of `atlas add-row
+    --dfa`, docs/atlas.md): a second definition of the language beside its oracle, tested to
+    agree with it. Languages that declare none (not regular, or tasks) are refused."""
+    from hardsoft.model.io import atomic_write
+
+    if is_process(name):
+        raise HardsoftError(f"{name} is a process, not a language: use e.g. parity-even or dyck2")
+    lang = get_language(name)
+    dfa = lang.automaton()
+    if dfa is None:
+        raise HardsoftError(
+            f"{lang.name} declares no DFA (not regular, or a task); languages with one: "
+            + ", ".join(n for n in language_names() if get_language(n).automaton() is not None)
+        )
+    data = dfa.to_json()
+    if out is not None:
+        text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+        atomic_write(Path(out), lambda tmp: Path(tmp).write_text(text), str(out))
+    summary = {"name": lang.name, "states": dfa.n_states, "file": None if out is None else str(out)}
+    if as_json:
+        print_json({**summary, "dfa": data})
+    elif out is not None:
+        console.print(f"{lang.name}: minimal DFA, {dfa.n_states} states -> {out}")
+    else:
+        print(json.dumps(data, indent=1, ensure_ascii=False))

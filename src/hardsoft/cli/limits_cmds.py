@@ -53,8 +53,11 @@ def _resampling_note(lg: dict) -> str | None:
 def restrict_cmd(
     model_path: Path = path_argument("MODEL", "A .safetensors model file."),
     n: int = int_option(..., "--n", lo=2, help="Input length (>= 2)."),
-    language: str = typer.Option(
-        ..., "--language", help="Target: parity-even, parity-odd or dyck<k> (dyck1, dyck2, ...)."
+    language: str | None = typer.Option(
+        None,
+        "--language",
+        help="Target: parity-even, parity-odd or dyck<k> (dyck1, dyck2, ...); omitted: the "
+        "restriction and its certified dependency set only, no witness.",
     ),
     C: float = float_option(
         0.5,
@@ -84,7 +87,7 @@ def restrict_cmd(
     from hardsoft.limits.restrict import flip_test, restrict
 
     try:
-        is_target = get_language(language).restriction_target
+        is_target = language is None or get_language(language).restriction_target
     except HardsoftError:
         is_target = False
     if not is_target:
@@ -100,7 +103,6 @@ def restrict_cmd(
     if as_json:
         print_json(out)
         return
-    w = out["witness"]
     print(f"restriction    {out['restriction']}")
     console.print(
         f"free fraction  {out['free_fraction']:.4f}  "
@@ -119,10 +121,15 @@ def restrict_cmd(
         note = _resampling_note(lg)
         if note:
             console.print(note, markup=False)
-    if w["x"] is not None:
+    console.print(f"answer constant over every completion: {str(out['output_constant']).lower()}")
+    w = out["witness"]
+    if w is None:
+        console.print("no --language: no witness", markup=False)
+    elif w["x"] is not None:
         print(f"x   {w['x']}")
         print(f"x'  {w['x_prime']}  (changed at {w['changed']})")
         console.print(f"accept {w['accept']} / {w['accept_prime']}, in language {w['in_language']}")
-    console.print(f"verified: {str(w['verified']).lower()}  ({w['reason']})", markup=False)
+    if w is not None:
+        console.print(f"verified: {str(w['verified']).lower()}  ({w['reason']})", markup=False)
     if "flip_test" in out:
         console.print(f"flip test: {out['flip_test']}", markup=False)

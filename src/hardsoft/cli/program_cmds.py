@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +55,16 @@ app.add_typer(program_app, name="program")
 
 
 def _list_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    from hardsoft.programs.library import PROGRAM_ROUTES, PROGRAMS
+    from hardsoft.programs.library import LAYERNORM_PROGRAMS, PROGRAM_ROUTES, PROGRAMS
     from hardsoft.programs.source import example_programs, load_program
 
     rows: list[dict[str, Any]] = [
         {"name": nm, "description": desc, "k": list(ks), "routes": list(PROGRAM_ROUTES[nm])}
         for nm, (desc, _, ks) in PROGRAMS.items()
+    ]
+    rows += [
+        {"name": nm, "description": desc, "k": [], "routes": list(PROGRAM_ROUTES[nm])}
+        for nm, desc in LAYERNORM_PROGRAMS.items()
     ]
     files: list[dict[str, Any]] = []
     for e in example_programs():  # a RASP file holds several programs: @FILE:NAME
@@ -128,7 +133,7 @@ def _summary(built, target: str, output: Path) -> dict:
         summary["uniform_tieless"] = b.report.uniform_tieless
         summary["gap"] = b.compiled.program.gap
         summary["gamma_measured"] = b.report.to_dict()["gamma_measured"]
-    else:
+    elif built.formulas is not None:  # the logic route
         from hardsoft.programs.routes import compact_text
 
         summary["definition"] = built.certificate["definition"]
@@ -136,13 +141,32 @@ def _summary(built, target: str, output: Path) -> dict:
     return summary
 
 
+def _print_float_limits(cert: dict) -> None:
+    """One line: up to where the certificate proves the model exact in each float format."""
+    fl = cert.get("float_limits") if isinstance(cert, dict) else None
+    if not isinstance(fl, dict):
+        return
+    parts = [
+        f"{fmt} n <= {fl[fmt]:,}" if fl.get(fmt) else f"{fmt} no length"
+        for fmt in ("float64", "float32")
+        if fmt in fl and fl[fmt] is not None
+    ]
+    if parts:
+        console.print(
+            f"  float limits (rounding cannot change an output): {', '.join(parts)}",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
 def _print_summary(summary: dict) -> None:
     s, c = summary, summary["certificate"]
-    how = (
-        f"uniform-tieless, gap γ(n) = {s['gap']}"
-        if s["route"] == "tieless"
-        else f"outputs {', '.join(s['output_names'])}"
-    )
+    if s["route"] == "tieless":
+        how = f"uniform-tieless, gap γ(n) = {s['gap']}"
+    elif "layer_norm" in (c or {}):
+        how = f"read at the last position; {c['theorem']}"
+    else:
+        how = f"outputs {', '.join(s['output_names'])}"
     console.print(
         f"{s['program']} -> {s['output']} ({s['route']} route, {s['target']}): {s['layers']} "
         f"layers, {s['heads']} heads, width {s['width']}, {s['parameters']} parameters; {how}",
@@ -151,31 +175,40 @@ def _print_summary(summary: dict) -> None:
     )
     if "definition" in s:
         console.print(f"  {s['definition']}", markup=False, soft_wrap=True)
-    if not c or not c.get("values"):
+    if c and "layer_norm" in c:
+        from hardsoft.cli.certificates import print_layer_norm
+
+        print_layer_norm(c)
+        _print_float_limits(c)
         return
-    extra = f"  (ε = {c['eps']})" if "eps" in c else f"  ({c.get('tau_order', '')})"
-    console.print(f"certificate: τ(n) = {c['tau']}{extra}", markup=False, soft_wrap=True)
-    for n, v in c["values"].items():
-        gamma = f"γ = {v['gamma']:.3g}, " if "gamma" in v else ""
-        console.print(f"  n = {n:>5}: {gamma}τ = {v['tau']:.3g}", markup=False)
+    if c and c.get("values"):
+        extra = f"  (ε = {c['eps']})" if "eps" in c else f"  ({c.get('tau_order', '')})"
+        console.print(f"certificate: τ(n) = {c['tau']}{extra}", markup=False, soft_wrap=True)
+        for n, v in c["values"].items():
+            gamma = f"γ = {v['gamma']:.3g}, " if "gamma" in v else ""
+            console.print(f"  n = {n:>5}: {gamma}τ = {v['tau']:.3g}", markup=False)
+    _print_float_limits(c or {})
 
 
 @program_app.command(BUILTIN, hidden=True)
 def program_cmd(
-    name: str = typer.Argument(..., help="A built-in task: induction-head, khop, flipflop, dyck."),
+    name: str = typer.Argument(
+        ..., help="A built-in task: induction-head, khop, flipflop, dyck, parity."
+    ),
     k: int | None = int_option(
         None, "--k", lo=1, help="khop: the number of hops; dyck: the number of bracket types (1-3)."
     ),
-    route: str = typer.Option(
-        "tieless",
+    route: str | None = typer.Option(
+        None,
         "--route",
-        help="tieless (AHAT program + Theorem 26) or logic (named LTL outputs, cf. Corollary 17).",
+        help="tieless (AHAT program + Theorem 26; the default), logic (named LTL outputs, cf. "
+        "Corollary 17) or layernorm (parity: Chiang & Cholak 2022; its only route).",
     ),
     target: str | None = typer.Option(
         None,
         "--target",
         help="tieless: average-hard (default) | soft-temperature; "
-        "logic: hard (default) | soft-temperature | soft-pe.",
+        "logic: hard (default) | soft-temperature | soft-pe; layernorm: soft-ln.",
     ),
     output: Path | None = output_file_option(
         "-o", "--output", required=False, help="Write the model here."
@@ -195,8 +228,10 @@ def program_cmd(
 ) -> None:
     """Build a §6 task model by one of two routes (`program NAME ...`)."""
     from hardsoft.model.io import save_model
+    from hardsoft.programs.library import PROGRAM_ROUTES
     from hardsoft.programs.routes import ROUTE_TARGETS, ROUTES, build, check_route
 
+    route = route or PROGRAM_ROUTES.get(name, ROUTES)[0]
     if route not in ROUTES:
         raise HardsoftError(f"unknown route {route!r} (one of {', '.join(ROUTES)})")
     target = target or ROUTE_TARGETS[route][0]
@@ -304,6 +339,7 @@ def _compile_summary(program: Any, model: Any, target: str, masks: str, out: Pat
         **model_sizes(model),
         "formulas": meta.get("formulas", {}),
         "certificate": meta.get("certificate"),
+        "causal": bool(meta["program"].get("causal")),
     }
     cert = meta.get("certificate") or {}
     if "exact_for" in cert:  # RASP: length-general, or bounded with the reason
@@ -333,6 +369,12 @@ def _print_compiled(s: dict) -> None:
     c = s["certificate"] or {}
     if c.get("theorem"):
         console.print(f"certificate: {c['theorem']}", markup=False, soft_wrap=True)
+    _print_float_limits(c)
+    if "layer_norm" in c:  # soft-ln: τ = 1, the margin and ε instead of a temperature
+        from hardsoft.cli.certificates import print_layer_norm
+
+        print_layer_norm(c)
+        return
     if isinstance(c.get("tau"), list):  # the compiler's certificate (B-RASP): τ per head group
         _print_head_taus(c)
     elif c.get("values"):
@@ -379,7 +421,8 @@ def compile_cmd(
         None,
         "--target",
         help="hard | soft-temperature (τ(n)) | soft-pe (τ = 1) for C-RASP and B-RASP (default "
-        "hard); average-hard | soft-temperature | hard for RASP (default soft-temperature).",
+        "hard), and soft-ln (layer norm with ε = 0, τ = 1) for C-RASP; average-hard | "
+        "soft-temperature | hard for RASP (default soft-temperature).",
     ),
     masks: str = typer.Option(
         "strict", "--masks", help="strict (any mask) or nonstrict (only none, j <= i, j >= i)."
@@ -400,6 +443,12 @@ def compile_cmd(
         "B-RASP models work at every length: there, the n at which the certificate evaluates "
         "τ(n) and its error bounds (default 1000).",
     ),
+    causal: bool = typer.Option(
+        False,
+        "--causal",
+        help="RASP: Tracr's causal semantics (causal_eval: every selector ANDed with j <= i); "
+        "every head attends only to j <= i.",
+    ),
     out: Path = output_file_option("-o", required=True, help="Write the model here."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -412,6 +461,12 @@ def compile_cmd(
     from hardsoft.programs.source import DEFAULT_TARGETS, load_program
 
     program = load_program(file, alphabet=alphabet)
+    if causal:
+        from hardsoft.programs.rasp.load import RaspProgram
+
+        if not isinstance(program, RaspProgram):
+            raise HardsoftError(f"--causal is for RASP programs, not {program.notation.value}")
+        program = dataclasses.replace(program, causal=True)
     target = target or DEFAULT_TARGETS[program.notation]
     model = program.compile(target, masks=masks, outputs=outputs or None, max_len=max_len)
     save_model(model, out)

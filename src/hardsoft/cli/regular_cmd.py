@@ -70,7 +70,7 @@ def compile_regular_cmd(
 
 
 def _print(record: dict) -> None:
-    from hardsoft.cli.compile_cmds import print_certificate
+    from hardsoft.cli.certificates import print_certificate
 
     console.print(
         f"language   {record.get('regex') or record.get('dfa_file')} over "

@@ -7,8 +7,9 @@ the next feed-forward rounds it exactly. Each head of a compiled model carries o
 length and its supremum over all lengths. Derivations are in docs/compiler.md:
 
 * :class:`ShiftBound` (``Y X S U P F`` by one head): scaled score ``λ n P_j ± λ j/2``;
-  other ``P``-positions decay geometrically by ``e^{−λ/2}`` per step (Yang et al. (2026)
-  Lemma 8), non-``P`` positions are at least ``λ(n+1)/2`` (strict masks: ``λ n/2 + λ``) below::
+  other ``P``-positions decay geometrically by ``e^{−λ/2}`` per step (Yang et al.
+  (arXiv:2412.09925v1) Lemma 8), non-``P`` positions are at least ``λ(n+1)/2`` (strict
+  masks: ``λ n/2 + λ``) below::
 
       ε(n) = q/(1 − q) + (n − 1) e^{−λ(n+1)/2 − δ},   q = e^{−λ/2},  δ = λ/2 (strict) or 0
 
@@ -24,7 +25,7 @@ length and its supremum over all lengths. Derivations are in docs/compiler.md:
   ``λ j (−1)^j`` (scores grow along the row): ``ε = 1/(e^{λ g/2} − 1)``;
 * :class:`LookupBound` (table lookup of a count): mass off ``j = C`` at most
   ``2 Σ_{d>=1} e^{−λ d²}`` and the retrieved ``j/n`` within ``(2/n) Σ d e^{−λ d²}`` (Yang et
-  al. (2026) Lemma 7).
+  al. (arXiv:2412.09925v1) Lemma 7).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import math
 from dataclasses import dataclass
 
 ROUNDING_MARGIN = 1.0 / 3.0
-"""An approximate Boolean is within this of 0 or 1 (Yang et al. (2026) §3.4)."""
+"""An approximate Boolean is within this of 0 or 1 (Yang et al. (arXiv:2412.09925v1) §3.4)."""
 
 TARGET_EPS = 0.05
 """Each soft head is designed to stay within this error (well inside the rounding margin)."""

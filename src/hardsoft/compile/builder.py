@@ -10,8 +10,8 @@ Every Boolean node ends as an exact 0/1 linear form of the residual stream.
 The builder is target-independent: what a head's scores look like on each target comes from
 the :class:`~hardsoft.compile.targets.Gadgets` object. The mask mode is the second axis and
 is consulted in two places only: how ``[i = 1]``/``[i = n]`` are obtained (:meth:`flag`:
-position features, or Yang et al. (2026) Prop. 11 with non-strict masks) and how a strict
-``Y``/``X`` is built (:meth:`_shift`: one strict-mask head, or Thm. 12's ``(−1)^i``
+position features, or Yang et al. (arXiv:2412.09925v1) Prop. 11 with non-strict masks) and how a
+strict ``Y``/``X`` is built (:meth:`_shift`: one strict-mask head, or Thm. 12's ``(−1)^i``
 construction). Each head names its construction; its label comes from the constructions ↔
 results table (:mod:`hardsoft.compile.results`).
 
@@ -380,9 +380,9 @@ class Builder:
         return self.cache[key]
 
     def _prop11(self, first: bool) -> Value:
-        """Yang et al. (2026) Prop. 11: uniform future (past) attention averaging ``(−1)^j``
-        gives exactly −1 at ``i = 1`` (±1 at ``i = n``) and a value in [−1/3, 1/3] elsewhere
-        (an alternating sum is 0 or ±1 over at least 2 (3) positions); a ReLU ramp between
+        """Yang et al. (arXiv:2412.09925v1) Prop. 11: uniform future (past) attention averaging
+        ``(−1)^j`` gives exactly −1 at ``i = 1`` (±1 at ``i = n``) and a value in [−1/3, 1/3]
+        elsewhere (an alternating sum is 0 or ±1 over at least 2 (3) positions); a ReLU ramp between
         1/2 and 9/10 in ``|value|`` reads the flag exactly."""
         tmp = self.new("first_att" if first else "last_att")
         mask = Mask.FUTURE if first else Mask.PAST
@@ -436,8 +436,8 @@ class Builder:
     def _parity_pair(
         self, layer: int, past: bool
     ) -> list[tuple[AttentionHead, str, LinearForm, float]]:
-        """The two heads of Yang et al. (2026) Thms. 12/13 at ``layer``, shared by every
-        ``Y`` (``X``) computed there: one attends to the nearest even ``j`` (``j ≤ i`` for Y,
+        """The two heads of Yang et al. (arXiv:2412.09925v1) Thms. 12/13 at ``layer``, shared by
+        every ``Y`` (``X``) computed there: one attends to the nearest even ``j`` (``j ≤ i`` for Y,
         ``j ≥ i`` for X), the other to the nearest odd one. Each also averages its own parity
         flag ``[j even]`` / ``[j odd]``: a gate that is 0 where no such position exists (i = 1
         for Y, i = n for X) and ≈ 1 elsewhere. Returns ``(head, gate, [i of the other
@@ -546,7 +546,7 @@ class Builder:
 
     def inv_den(self, direction: str) -> Value:
         """``1/N``: the feature ``1/i`` (prefix) or ``1/(n − i + 1)`` by a uniform past head
-        on ``[j = n]`` (the remark after Yang et al. (2026) Prop. 11)."""
+        on ``[j = n]`` (the remark after Yang et al. (arXiv:2412.09925v1) Prop. 11)."""
         if direction == "pre":
             return Value({self.feat("1/i"): 1.0}, 0)
         key = ("inv", "suf")

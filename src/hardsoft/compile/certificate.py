@@ -3,8 +3,8 @@
 It lists the outputs (name, formula, output coordinate), the position features (and whether
 each is bounded and whether it depends on n), every distinct τ(n) with its value at the
 requested ``n``, each head's gadget, the theorem or proposition of Yang, Strobl, Chiang &
-Angluin (TACL 2026) behind it and its proven attention-error bound, the rounding margin those
-bounds must stay under, whether the model's computation involves n at all, and the size of the
+Angluin (arXiv:2412.09925v1) behind it and its proven attention-error bound, the rounding margin
+those bounds must stay under, whether the model's computation involves n at all, and the size of the
 model (layers, heads, residual width, parameters). It is a plain JSON-ready dict stored in
 ``model.meta["certificate"]`` and therefore in the saved file.
 """
@@ -52,7 +52,7 @@ def depends_on_n(feature: str) -> bool:
 def n_independence(features: list[str], heads: list[dict[str, Any]]) -> dict[str, Any]:
     """Whether the computation at position i involves n at all: no feature depends on n and
     no head has a temperature τ(n). Causal models that pass compute the same activations at
-    positions 1..i for every extension of a prefix (Yang et al. (2026) Thm. 16)."""
+    positions 1..i for every extension of a prefix (Yang et al. (arXiv:2412.09925v1) Thm. 16)."""
     n_features = [f for f in features if depends_on_n(f)]
     n_heads = [f"{h['layer']}.{h['head']}" for h in heads if h.get("tau")]
     return {

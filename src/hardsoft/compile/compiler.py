@@ -12,7 +12,7 @@ Two independent choices shape the model (:mod:`hardsoft.compile.targets`): the *
 bounded position features; ``soft-pe``: softmax with τ = 1 and unbounded position features)
 and the *mask mode* (``strict``: any mask of the model; ``nonstrict``: only the masks
 ``none``, ``future`` (j ≤ i) and ``past`` (j ≥ i) of a GPT-style decoder, with the
-constructions of Yang, Strobl, Chiang & Angluin (TACL 2026) §4).
+constructions of Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) §4).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from hardsoft.compile import limits
 from hardsoft.compile.builder import Builder
 from hardsoft.compile.certificate import build_certificate
 from hardsoft.compile.ir import BNode, ir_nodes_all, lower_all
+from hardsoft.compile.layernorm import build_ln_model
+from hardsoft.compile.ln_certificate import ln_certificate
 from hardsoft.compile.targets import TARGETS, MaskMode, Target
 from hardsoft.craft import CraftLayer, LinearForm, assemble, standard_residual
 from hardsoft.errors import HardsoftError
@@ -117,8 +119,8 @@ def compile_formula(
     ``causal``: only future masks; formulas with ``X U F E last #> n`` are a HardsoftError.
     ``masks``: ``strict`` (any mask) or ``nonstrict`` (only ``none``, ``future`` j ≤ i and
     ``past`` j ≥ i, the masks of the paper and of GPT-style decoders; with ``causal`` on the
-    ``hard`` and ``soft-pe`` targets the model does not depend on n at all: Yang et al. (2026)
-    Thm. 16, see docs/compiler.md).
+    ``hard`` and ``soft-pe`` targets the model does not depend on n at all: Yang et al.
+    (arXiv:2412.09925v1) Thm. 16, see docs/compiler.md).
     ``n``: the length at which the certificate evaluates τ(n) and the error bounds.
     The certificate is ``model.meta["certificate"]`` (saved with the model).
     """
@@ -129,11 +131,21 @@ def compile_formula(
     outputs = named_outputs(formula, alpha)
     for _, f in outputs:
         _require_float64_exact(f, n)
+    if tgt is Target.SOFT_LN:  # future masks only: the past fragment, always causal
+        causal = True
     roots = lower_all([f for _, f in outputs], alpha, causal, mode is MaskMode.NONSTRICT)
     texts = [shared_text(f) for _, f in outputs]
     names = tuple(nm for nm, _ in outputs) if outputs[0][0] else ()
     shown = texts[0] if not names else "; ".join(f"{a}={t}" for a, t in zip(names, texts))
     flags = "".join([f", {tgt}", ", causal" if causal else "", f", {mode}"])[2:]
+    if tgt is Target.SOFT_LN:
+        ln = build_ln_model(roots, alpha, names, name or f"compiled[{flags}]: {shown}")
+        ln.model.meta["certificate"] = ln_certificate(
+            ln, outputs, alpha, str(mode), n, len(ir_nodes_all(roots)),
+            time.perf_counter() - started,
+        )  # fmt: skip
+        _formula_meta(ln.model, names, texts)
+        return ln.model
     built = build_model(
         roots, alpha, tgt, mode, causal, names, name or f"compiled[{flags}]: {shown}"
     )
@@ -151,13 +163,17 @@ def compile_formula(
         ir_size=built.ir_size,
         seconds=time.perf_counter() - started,
     )
+    _formula_meta(model, names, texts)
+    model.meta["rounded"] = dict(b.rounded)
+    return model
+
+
+def _formula_meta(model: Transformer, names: tuple[str, ...], texts: list[str]) -> None:
     if names:
         model.meta["formulas"] = dict(zip(names, texts))
     else:
         model.meta["formula"] = texts[0]
     model.meta["kind"] = "compiled-formula"
-    model.meta["rounded"] = dict(b.rounded)
-    return model
 
 
 @dataclass
@@ -182,6 +198,12 @@ def build_model(
 ) -> Built:
     """IR roots (one per output) → limits checked → gadgets → weights. Every front end (a
     formula, a program) lowers to the IR and ends here; the certificate is the caller's."""
+    if not target.full_logic:
+        raise HardsoftError(
+            f"--target {target} compiles formulas and C-RASP programs (compile, or program "
+            "compile of a .cr file); a B-RASP program selects by unique-hard attention, "
+            "which it does not cover"
+        )
     nodes = ir_nodes_all(roots)
     limits.check_ir(nodes)
     b = Builder(alphabet, target, masks, causal)

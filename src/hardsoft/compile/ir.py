@@ -6,7 +6,7 @@ repeated subformula (nodes are frozen dataclasses, and the lowering is memoised 
 * ``BAtom`` / ``BConst`` / ``BFeat`` (a 0/1 position feature such as ``[i=1]`` or
   ``[i mod m = r]``; ``MOD`` of ``k·i + c`` is one such feature) and ``BNot`` cost no layer:
   they are linear forms of the residual stream (``[i=1]``/``[i=n]`` with non-strict masks cost
-  one uniform head each, Yang et al. (2026) Prop. 11);
+  one uniform head each, Yang et al. (arXiv:2412.09925v1) Prop. 11);
 * ``BAnd`` (``|`` and ``->`` become ``!``/``&``) is one feed-forward neuron;
 * ``BShift(pred, val, direction)`` is the value of ``val`` at the nearest ``j < i`` (``past``)
   or ``j > i`` (``future``) where ``pred`` holds, false if there is none. It covers
@@ -282,8 +282,8 @@ def mk_strict_shift(pred: BNode, val: BNode, direction: str, nonstrict_masks: bo
     """``BShift(pred, val, direction)`` (strict: ``j < i`` / ``j > i``). With only non-strict
     masks, a strict shift with a predicate is the previous (next) position's non-strict shift:
     ``φ S ψ`` at ``i`` is the non-strict since at ``i − 1`` (our construction for Yang et al.
-    (2026) Thm. 15, by way of Thm. 12's Y), so it lowers to ``Y`` (``X``) of a non-strict
-    shift."""
+    (arXiv:2412.09925v1) Thm. 15, by way of Thm. 12's Y), so it lowers to ``Y`` (``X``) of a
+    non-strict shift."""
     if not nonstrict_masks or pred == TRUE:
         return mk_shift(pred, val, direction)
     return mk_shift(TRUE, mk_shift(pred, val, direction, strict=False), direction)

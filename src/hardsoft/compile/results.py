@@ -1,14 +1,14 @@
-"""Constructions ↔ results of Yang, Strobl, Chiang & Angluin (TACL 2026) §4: the single
+"""Constructions ↔ results of Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) §4: the single
 source of every theorem label.
 
 Every head the compiler builds, every row of the ``compiler`` experiment, the logic route's
 certificate and the table in docs/compiler.md read their labels from :data:`CONSTRUCTIONS`
 (a test checks that the doc table is :func:`markdown_table`). A label says what a head is:
 
-* ``Yang et al. (2026) Thm. 12 (as stated)`` only where the construction is the paper's (its
-  masks, weighting and resources);
-* ``own construction (strict mask; cf. Yang et al. (2026) Thm. 12)`` otherwise, naming what
-  differs. The paper's theorems are about softmax transformers, so a head of the ``hard``
+* ``Yang et al. (arXiv:2412.09925v1) Thm. 12 (as stated)`` only where the construction is the
+  paper's (its masks, weighting and resources);
+* ``own construction (strict mask; cf. Yang et al. (arXiv:2412.09925v1) Thm. 12)`` otherwise, naming
+  what differs. The paper's theorems are about softmax transformers, so a head of the ``hard``
   target is never "as stated".
 
 Theorem 16(a) is not built: :data:`NOT_BUILT` states why and names the runnable check.
@@ -20,10 +20,20 @@ from dataclasses import dataclass
 
 from hardsoft.logic.structure import Fragment
 
-CITE = "Yang et al. (2026)"
+CITE = "Yang et al. (arXiv:2412.09925v1)"
 AS_STATED = "as stated"
 OWN = "own construction"
 SOFT = ("soft-temperature", "soft-pe")
+TEMPERATURE_ONLY = frozenset({"Thm. 21", "Cor. 23"})
+"""Results the preprint states with a temperature τ(n) only (no part with τ = 1 and unbounded
+position features): a ``soft-pe`` model is never their construction as stated."""
+
+
+def outside_hypotheses(result: str, target: str) -> str:
+    """Why a ``target`` model lies outside ``result``'s hypotheses ("" when it does not)."""
+    if target == "soft-pe" and result in TEMPERATURE_ONLY:
+        return f"τ = 1 with unbounded position features, where {result} is stated with τ(n) only"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -49,13 +59,16 @@ class Construction:
         return self.causal_result
 
     def is_paper(self, target: str, masks: str, causal: bool) -> bool:
-        return (target, masks, causal) in self.paper
+        """The paper's construction, inside its result's hypotheses."""
+        outside = outside_hypotheses(self.result_for(target, causal), target)
+        return (target, masks, causal) in self.paper and not outside
 
     def label(self, target: str, masks: str, causal: bool) -> str:
         result = self.result_for(target, causal)
         if self.is_paper(target, masks, causal):
             return f"{CITE} {result} ({AS_STATED})"
-        why = ", ".join(w for w in (self.differs, self.causal_differs if causal else "") if w)
+        whys = (self.differs, self.causal_differs if causal else "")
+        why = ", ".join(w for w in (*whys, outside_hypotheses(result, target)) if w)
         if target == "hard":
             why = "hard attention" + (f", {why}" if why else "")
         return f"{OWN} ({why}; cf. {CITE} {result})"
@@ -154,8 +167,8 @@ FRAGMENT_RESULTS: dict[str, tuple[str, str]] = {
     "TL[C,+]": ("Thm. 20", "Thm. 21"),
     "LTL[C,+]": ("Cor. 22", "Cor. 23"),
 }
-"""The result of Yang et al. (2026) §4 that covers a whole formula, by its fragment's base
-(:func:`hardsoft.logic.structure.fragment`): ``(result, result for a future-masked model)``."""
+"""The result of Yang et al. (arXiv:2412.09925v1) §4 that covers a whole formula, by its fragment's
+base (:func:`hardsoft.logic.structure.fragment`): ``(result, result for a future-masked model)``."""
 
 
 def formula_result(base: str, causal: bool, target: str) -> str:
@@ -197,7 +210,7 @@ def markdown_table() -> str:
         "|---|---|---|---|---|",
     ]
     for c in CONSTRUCTIONS:
-        on = sorted(c.paper)
+        on = sorted(key for key in c.paper if c.is_paper(*key))
         where = (
             "; ".join(f"{t} {m}{' causal' if ca else ''}" for t, m, ca in on)
             if on

@@ -19,8 +19,8 @@ function of both sides, so the operation is split by the query side (our constru
    ``val + (¬found ∧ default)``, all in the head's own feed-forward.
 
 With only non-strict masks (``nonstrict``), ``j < i`` is ``j ≤ i − 1``: each class gets a
-non-strict head and ``Y`` (Yang, Strobl, Chiang & Angluin (TACL 2026) Thm. 12's heads) moves
-its reads by one position (``i < j``: ``X``).
+non-strict head and ``Y`` (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Thm. 12's heads)
+moves its reads by one position (``i < j``: ``X``).
 """
 
 from __future__ import annotations

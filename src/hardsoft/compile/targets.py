@@ -9,8 +9,8 @@ The compiler has two independent axes:
   mass on the even positions iff x > 0", "attend to position j = C") into one head's
   weighting, query, key, temperature and proven error bound. ``hard`` uses unique-hard or
   average-hard attention (exact); ``soft-temperature`` uses softmax, bounded position
-  features and τ(n) = 1/(λ n^k) (Yang, Strobl, Chiang & Angluin (TACL 2026), the (a) parts of
-  Thms. 12–23); ``soft-pe`` uses softmax with τ = 1 and unbounded features such as ``i`` or
+  features and τ(n) = 1/(λ n^k) (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1), the (a) parts
+  of Thms. 12–23); ``soft-pe`` uses softmax with τ = 1 and unbounded features such as ``i`` or
   ``n·(−1)^i`` that scale the scores (the (b) parts).
 * :class:`MaskMode` — *which masks exist*. ``strict`` may use every mask of the model
   (``strict-future`` j < i and ``strict-past`` j > i included); ``nonstrict`` uses only the
@@ -31,11 +31,19 @@ from hardsoft.model.spec import Mask, Weighting, _Option
 
 
 class Target(_Option):
-    """A compilation target (how scores are made sharp)."""
+    """A compilation target (how scores are made sharp). ``soft-ln`` does not sharpen
+    scores at all: it compiles the counting fragment with uniform heads and layer norm
+    (:mod:`hardsoft.compile.layernorm`), so it covers less of the logic than the others."""
 
     HARD = "hard"
     SOFT_TEMPERATURE = "soft-temperature"
     SOFT_PE = "soft-pe"
+    SOFT_LN = "soft-ln"
+
+    @property
+    def full_logic(self) -> bool:
+        """Whether the target compiles every formula of LTL[C,+] (the gadget targets)."""
+        return self is not Target.SOFT_LN
 
 
 class MaskMode(_Option):
@@ -45,7 +53,9 @@ class MaskMode(_Option):
     NONSTRICT = "nonstrict"
 
 
-TARGETS = tuple(t.value for t in Target)
+TARGETS = tuple(t.value for t in Target if t.full_logic)
+"""The targets that compile every formula (``soft-ln``: the counting fragment only)."""
+ALL_TARGETS = tuple(t.value for t in Target)
 MASK_MODES = tuple(m.value for m in MaskMode)
 
 
@@ -129,7 +139,7 @@ class Gadgets:
 
     def parity(self, f: FeatureFn, past: bool, even: bool) -> HeadPlan:
         """Attend to the nearest ``j`` (``j ≤ i`` if ``past``, else ``j ≥ i``) of the given
-        parity (Yang et al. (2026) Thm. 12's ``(−1)^i`` construction)."""
+        parity (Yang et al. (arXiv:2412.09925v1) Thm. 12's ``(−1)^i`` construction)."""
         raise NotImplementedError
 
     def sign(
@@ -155,7 +165,7 @@ class Gadgets:
 
 class HardGadgets(Gadgets):
     """Unique-hard heads for shifts and lookups, average-hard heads for counting and signs:
-    exact (Yang et al. (2026) Def. 4: UHAT/AHAT)."""
+    exact (Yang et al. (arXiv:2412.09925v1) Def. 4: UHAT/AHAT)."""
 
     target = Target.HARD
     uniform = Weighting.AVERAGE

@@ -239,7 +239,8 @@ def counting_certificate(model: Transformer, table: CountingTable) -> dict[str, 
     ]
     return {
         "method": "exact symbolic class propagation with counting terms (average-hard "
-        "attention as counts: Yang, Strobl, Chiang & Angluin (TACL 2026) Thm. 20; unique-hard "
+        "attention as counts: Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) "
+        "Thm. 20; unique-hard "
         "attention as B-RASP / LTL operations: Yang, Chiang & Angluin 2024)",
         "claim": "each formula's value equals the model's rounded output at every position of "
         "every non-empty word, at every length",

@@ -1,4 +1,4 @@
-"""Yang, Strobl, Chiang & Angluin (TACL 2026) §5–6: the §6 tasks by two routes.
+"""Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) §5–6: the §6 tasks by two routes.
 
 **Tieless route.** For every shipped program (induction head, k-hop for k = 2, 3, flip-flop,
 DYCK-1/2/3): compile to an AHAT, check it is uniform–tieless (measured γ(n) vs the declared
@@ -252,7 +252,8 @@ def _summary(tieless: list[dict], logic: list[dict], mismatches: int) -> str:
     title="The §6 tasks by two routes: tieless AHATs (Theorem 26) and logic (cf. Corollary 17)",
     version="2",
     order=60,
-    seed_ref="Yang, Strobl, Chiang & Angluin (TACL 2026) §5 (Theorem 26), §4 (Corollary 17), §6, "
+    seed_ref="Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) §5 (Theorem 26), "
+    "§4 (Corollary 17), §6, "
     "Appendix E",
 )
 @torch.no_grad()

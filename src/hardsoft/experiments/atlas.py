@@ -2,8 +2,9 @@
 experiment. Every cell's claim comes from :mod:`hardsoft.atlas.table`; its evidence is run here
 (compiled models checked exactly, the checks that cited theorems apply, illustrations on single
 models, training runs) and stored under the run folder's ``atlas/`` (the same files
-``hardsoft atlas --out RUN/atlas`` reads and reuses). The summary counts proofs, illustrations
-and citations apart."""
+``hardsoft atlas --out RUN/atlas`` reads and reuses), cell by cell on the context's executor (in
+this process, or as Ray tasks with ``reproduce --executor ray``). The summary counts proofs,
+illustrations and citations apart."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ STATUS_COLOURS = {
     "pending": "#ffffff",
 }
 """The report's atlas colours (report/templates/atlas_table.html.j2), for the figure."""
+LABELS = {"learned": "learned in our runs", "not-learned": "not learned in our runs"}
+"""How the figure names the trained statuses (what our runs did, not what can be learned)."""
 KIND_MARKS = {"proof": "✓", "illustration": "illus.", "citation": "cited"}
 """How the figure marks a cell's evidence kind (✓ only for a proof that agrees)."""
 
@@ -76,7 +79,7 @@ def _slim(table: dict[str, Any]) -> dict[str, Any]:
 @register(
     "atlas",
     title="The expressivity atlas: which transformer computes which language",
-    version="3",
+    version="4",
     order=1,
     seed_ref="Strobl, Merrill, Weiss, Chiang & Angluin (TACL 2024) survey tables",
 )
@@ -84,7 +87,7 @@ def run(ctx: Context) -> Result:
     from hardsoft.atlas.build import build_atlas
 
     out = ctx.figures_dir.parent / "atlas"
-    table = build_atlas(out, quick=ctx.quick)
+    table = build_atlas(out, quick=ctx.quick, executor=ctx.executor, address=ctx.address)
     columns = [c["title"] for c in table["columns"]]
     by = {(c["row"], c["column"]): c for c in table["cells"]}
     rows = []
@@ -167,7 +170,7 @@ def _plot(table: dict[str, Any], path: Path) -> None:
                     linewidth=2.0 if bad else 0.5,
                 )
             )
-            label = status.replace("not-learned", "not learned")
+            label = LABELS.get(status, status).replace(" in our", "\nin our")
             ax.text(
                 x + 0.5,
                 y + 0.5,
@@ -184,7 +187,7 @@ def _plot(table: dict[str, Any], path: Path) -> None:
     ax.set_yticklabels([r["title"] for r in rows], fontsize=8)
     ax.tick_params(length=0)
     handles = [
-        Patch(facecolor=c, edgecolor="#999999", label=s.replace("not-learned", "not learned"))
+        Patch(facecolor=c, edgecolor="#999999", label=LABELS.get(s, s))
         for s, c in STATUS_COLOURS.items()
     ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)

@@ -147,7 +147,7 @@ def _speedups(rows: list[dict[str, Any]]) -> dict[str, float]:
     title="Long inputs on a CPU: compiled models exact at every position, fast attention paths",
     version="1",
     order=45,
-    seed_ref="Yang et al. (2026) §4 (exact at every length)",
+    seed_ref="Yang et al. (arXiv:2412.09925v1) §4 (exact at every length)",
 )
 @torch.no_grad()
 def run(ctx: Context) -> Result:

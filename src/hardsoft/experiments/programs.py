@@ -48,7 +48,7 @@ from hardsoft.programs.source import (  # noqa: E402
     load_program,
 )
 
-TARGETS = ("hard", "average-hard", "soft-temperature", "soft-pe")
+TARGETS = ("hard", "average-hard", "soft-temperature", "soft-pe", "soft-ln")
 """Every target some notation offers, in the order of the table and figure."""
 
 TAU_NS = (10, 100, 1000, 10_000, 100_000)
@@ -100,7 +100,8 @@ def _tau_exprs(cert: dict, target: str) -> list[str]:
         tau = list(dict.fromkeys(str(t["expression"]) for t in tau))
     elif tau:
         tau = [str(tau)]
-    return tau or (["1"] if target == "soft-pe" else [])  # soft-pe: τ = 1 by construction
+    tau_one = target in ("soft-pe", "soft-ln")  # τ = 1 by construction
+    return tau or (["1"] if tau_one else [])
 
 
 def _tau_at(exprs: list[str], n: int) -> float | None:
@@ -252,7 +253,7 @@ def _table(rows: list[dict[str, Any]]) -> Table:
 @register(
     "programs",
     title="Programs in the papers' notations, compiled exact (C-RASP, B-RASP, RASP)",
-    version="2",
+    version="3",
     order=47,
 )
 def run(ctx: Context) -> Result:
@@ -296,8 +297,11 @@ def run(ctx: Context) -> Result:
         f"{positions:,} positions: {mismatches} mismatches (largest raw output error "
         f"{metrics['max_abs_error']:.2g}, read by each output's encoding). The certified "
         "temperatures are the compilers': the logic compiler's for C-RASP (Yang, Strobl, "
-        "Chiang & Angluin (TACL 2026) Thm. 21 and Cor. 23), one softmax head per B-RASP "
-        "attention with τ = 1/(8n) (own construction, cf. Lemma 8), Theorem 26's τ(n) for RASP."
+        "Chiang & Angluin (arXiv:2412.09925v1) Thm. 21 and Cor. 23), one softmax head per B-RASP "
+        "attention with τ = 1/(8n) (own construction, cf. Lemma 8), Theorem 26's τ(n) for RASP; "
+        "soft-ln: τ = 1 and layer norm with ε = 0 for C-RASP's counting fragment (own "
+        "construction, cf. Yang & Chiang (COLM 2024), main theorem; a program with #[pred], "
+        "i.e. Y, is refused)."
     )
     if skipped:
         summary += " Not run: " + "; ".join(skipped) + "."

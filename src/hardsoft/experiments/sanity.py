@@ -1,8 +1,8 @@
 """Sanity: hard and soft attention side by side; softmax_τ → hardmax as τ shrinks.
 
 Panel (a): for random score rows of length n, the L1 distance between softmax(s/τ) and the
-one-hot of the unique maximum, against τ, with the gap bound 2(m−1)e^{−γ/τ} (Yang et al. (2026)
-§3.2, Lemma 6).
+one-hot of the unique maximum, against τ, with the gap bound 2(m−1)e^{−γ/τ} (Yang et al.
+(arXiv:2412.09925v1) §3.2, Lemma 6).
 Panel (b): a random 2-layer rightmost-hard model and the same weights with softmax_τ heads:
 the largest output difference over a batch of inputs, against τ.
 """
@@ -111,7 +111,7 @@ def _panel_model(ax: Axes, rng: np.random.Generator, seed: int, taus: np.ndarray
     title="Sanity: softmax with temperature τ converges to hardmax",
     version="2",
     order=10,
-    seed_ref="Yang et al. (2026) §3.2 (Lemmas 6–7)",
+    seed_ref="Yang et al. (arXiv:2412.09925v1) §3.2 (Lemmas 6–7)",
 )
 @torch.no_grad()
 def run(ctx: Context) -> Result:

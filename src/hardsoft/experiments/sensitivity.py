@@ -160,7 +160,8 @@ def _row(
     title="Lemma 5: one symbol moves a soft transformer by O(1/n); compiled models escape it",
     version="2",
     order=60,
-    seed_ref="Hahn (2020) §6, Lemma 5, supplement S2; Yang et al. (2026) §4 (τ(n), unbounded PEs)",
+    seed_ref="Hahn (2020) §6, Lemma 5, supplement S2; Yang et al. (arXiv:2412.09925v1) "
+    "§4 (τ(n), unbounded PEs)",
 )
 def run(ctx: Context) -> Result:
     quick = ctx.quick

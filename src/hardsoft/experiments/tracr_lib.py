@@ -3,7 +3,7 @@ length where the program allows it, checked against ``rasp.evaluate``.
 
 Each function of Tracr's ``lib`` (Lindner et al. 2023), written for ``hardsoft.rasp``
 (``src/hardsoft/programs/examples/tracr_lib.py``), plus a Boolean map of a count, is compiled
-with ``--target soft-temperature`` (Yang, Strobl, Chiang & Angluin (TACL 2026) Theorem 26's
+with ``--target soft-temperature`` (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Theorem 26's
 τ(n)) and every output is compared with the interpreter at every position: all words up to
 length 4 and random words at n = 100 (quick), all words up to length 7 and random words at
 n = 100 and 1000 (full). The two sorts whose keys Tracr makes unique with
@@ -132,7 +132,8 @@ def _figure(ctx: Context, rows: list[dict[str, Any]]) -> str:
     title="Tracr's library in RASP: one softmax transformer for every length",
     version="1",
     order=65,
-    seed_ref="Yang, Strobl, Chiang & Angluin (TACL 2026) §5, Theorem 26; Tracr (Lindner et "
+    seed_ref="Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) "
+    "§5, Theorem 26; Tracr (Lindner et "
     "al. 2023)",
 )
 def run(ctx: Context) -> Result:

@@ -10,7 +10,10 @@ registry of their names.
 
 Languages and tasks: ``parity-even``, ``parity-odd``, ``dyck1``, ``dyck2``, ``dyck3`` (any
 ``dyck<k>``), ``ones-star``, ``anbn``, ``majority``, ``first``, ``contains-ab``, ``ends-ab``,
-``ab-star``, ``dyck1-depth2`` (any ``dyck1-depth<k>``), ``flipflop``,
+``ab-star``, ``dyck1-depth2`` (any ``dyck<k>-depth<m>``), ``flipflop``, the Tomita grammars
+``tomita2`` … ``tomita7`` (``tomita1`` is ``ones-star``), FLaRe's regular tasks ``even-pairs``,
+``repeat-01``, ``cycle-navigation``, ``modular-arithmetic-simple`` and ``dyck2-depth3``, the
+word problem of A5 ``a5-identity``,
 ``induction-head`` and ``khop2``, ``khop3`` (any ``khop<k>``; ``khop1`` is
 ``induction-head``); ``parity`` is Hahn's PARITY, i.e. ``parity-even``. Hahn's §6 processes
 (:mod:`hardsoft.languages.distributions`): ``parity-process`` and ``dyck2-process``, also
@@ -28,12 +31,15 @@ from hardsoft.errors import HardsoftError
 from hardsoft.languages.base import Language, all_words
 from hardsoft.languages.distributions import DyckProcess, HahnProcess, ParityProcess
 from hardsoft.languages.dyck import Dyck
+from hardsoft.languages.flare import CycleNavigation, EvenPairs, ModularArithmetic
 from hardsoft.languages.flipflop import FlipFlop, flipflop_state
+from hardsoft.languages.groups import WordProblem, a5_identity
 from hardsoft.languages.induction import InductionTask, khop_targets
 from hardsoft.languages.parity import Parity
 from hardsoft.languages.regular import AaStar, RegularLanguage
 from hardsoft.languages.simple import AnBn, First, Majority, OnesStar
-from hardsoft.languages.starfree import ABStar, BoundedDyck, ContainsAB, EndsAB
+from hardsoft.languages.starfree import ABStar, BoundedDyck, ContainsAB, EndsAB, Repeat01
+from hardsoft.languages.tomita import TOMITA
 
 __all__ = [
     "AaStar",
@@ -41,9 +47,11 @@ __all__ = [
     "AnBn",
     "BoundedDyck",
     "ContainsAB",
+    "CycleNavigation",
     "Dyck",
     "DyckProcess",
     "EndsAB",
+    "EvenPairs",
     "First",
     "FlipFlop",
     "HahnProcess",
@@ -51,10 +59,13 @@ __all__ = [
     "InductionTask",
     "Language",
     "Majority",
+    "ModularArithmetic",
     "OnesStar",
     "Parity",
     "ParityProcess",
     "RegularLanguage",
+    "Repeat01",
+    "WordProblem",
     "all_words",
     "flipflop_state",
     "get_language",
@@ -86,14 +97,26 @@ _FIXED: dict[str, Callable[[], Language]] = {
     "khop2": lambda: InductionTask(2),
     "khop3": lambda: InductionTask(3),
     "aa-star": AaStar,
+    **TOMITA,
+    "even-pairs": EvenPairs,
+    "repeat-01": Repeat01,
+    "cycle-navigation": CycleNavigation,
+    "modular-arithmetic-simple": ModularArithmetic,
+    "dyck2-depth2": lambda: BoundedDyck(2, k=2),
+    "dyck2-depth3": lambda: BoundedDyck(3, k=2),
+    "a5-identity": a5_identity,
 }
 # Families with a parameter: (pattern, constructor from the integer).
-_FAMILIES: tuple[tuple[str, Callable[[int], Language]], ...] = (
+_FAMILIES: tuple[tuple[str, Callable[..., Language]], ...] = (
     (r"dyck-?(\d+)", Dyck),
-    (r"dyck1-depth(\d+)", BoundedDyck),
+    (r"dyck(\d+)-depth(\d+)", lambda k, m: BoundedDyck(m, k=k)),
     (r"khop-?(\d+)", InductionTask),
 )
-_ALIASES = {"parity": "parity-even"}  # Hahn's PARITY (the name the training code uses)
+_ALIASES = {
+    "parity": "parity-even",  # Hahn's PARITY (the name the training code uses)
+    "tomita1": "ones-star",  # Tomita 1 is 1*
+    "dyck-2-3": "dyck2-depth3",  # FLaRe's name of Dyck-(2, 3)
+}
 
 _PROCESSES: dict[str, type[HahnProcess]] = {
     ParityProcess.name: ParityProcess,
@@ -113,8 +136,8 @@ def _find_language(key: str) -> Language | None:
         return _FIXED[key]()
     for pattern, make in _FAMILIES:
         m = re.fullmatch(pattern, key)
-        if m and int(m.group(1)) >= 1:
-            return make(int(m.group(1)))
+        if m and all(int(g) >= 1 for g in m.groups()):
+            return make(*(int(g) for g in m.groups()))
     return None
 
 
@@ -124,7 +147,7 @@ def get_language(name: str) -> Language:
     if lang is None:
         raise HardsoftError(
             f"unknown language {name!r}; known: {', '.join(language_names())} "
-            "(also dyck<k>, dyck1-depth<k>, khop<k>)"
+            "(also dyck<k>, dyck<k>-depth<m>, khop<k>)"
         )
     return lang
 

@@ -13,7 +13,8 @@ language object offers the same small, stable API (other modules rely on it):
   near misses by default) and ``count - count // 2`` members, shuffled
 - capabilities: ``restriction_target`` and the witness hooks of the restriction engine
   (``restriction_alphabet``, ``initial_fixes``, ``witness_word``, ``witness_flip``,
-  ``witness_note``), and ``process_name`` (the Hahn §6 process that generates it)
+  ``witness_note``), ``process_name`` (the Hahn §6 process that generates it) and
+  ``automaton()`` (the minimal DFA of a regular language, None otherwise)
 
 Unknown symbols raise :class:`~hardsoft.errors.HardsoftError` naming the symbol and position.
 """
@@ -29,6 +30,7 @@ import numpy as np
 from hardsoft.errors import HardsoftError
 
 if TYPE_CHECKING:
+    from hardsoft.languages.regular import DFA
     from hardsoft.languages.restriction import Restriction
 
 _MAX_REJECTION_ROUNDS = 200
@@ -84,6 +86,13 @@ class Language(ABC):
     @property
     def process_name(self) -> str | None:
         """The registry name of the Hahn §6 process that generates this language, if any."""
+        return None
+
+    def automaton(self) -> DFA | None:
+        """The language's minimal complete DFA, for the regular pipeline (``hardsoft language
+        dfa``, ``atlas add-row --dfa``, the atlas's regular rows); None where none is given (not
+        regular, or a task). A DFA is a second definition beside the oracle, written apart
+        from it, and tests check that the two agree."""
         return None
 
     def restriction_alphabet(self) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""The flip-flop language (Liu et al. 2023, cited in Yang et al. (2026) §6).
+"""The flip-flop language (Liu et al. 2023, cited in Yang et al. (arXiv:2412.09925v1) §6).
 
 Alphabet ``w r i 0 1``. A word alternates instruction and data symbols: positions 1, 3, 5, ...
 (1-based) hold an instruction (``w`` write, ``r`` read, ``i`` ignore) and positions 2, 4, ... a

@@ -1,5 +1,5 @@
 """Induction-head tasks (Elhage et al. 2021; k-hop: Sanford, Hsu and Telgarsky 2024), as in
-Yang, Strobl, Chiang & Angluin (TACL 2026) §6. These are transductions with a per-position
+Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) §6. These are transductions with a per-position
 target, not languages.
 
 With 1-based positions and ``w = w_1 ... w_n``:

@@ -1,7 +1,8 @@
 """PARITY over {0, 1}, in both conventions.
 
 - ``parity-even``: words with an even number of 1s (Hahn 2020's PARITY; the empty word is in).
-- ``parity-odd``: words with an odd number of 1s (the convention of Yang et al. (2026) §1).
+- ``parity-odd``: words with an odd number of 1s (the convention of Yang et al. (arXiv:2412.09925v1)
+  §1).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hardsoft.languages.base import Language, _as_rng, check_length, codes_to_words
+from hardsoft.languages.regular import DFA, dfa_from_json
 
 
 class Parity(Language):
@@ -40,6 +42,13 @@ class Parity(Language):
 
     def _member(self, word: str) -> bool:
         return (word.count("1") % 2 == 1) == self.odd
+
+    def automaton(self) -> DFA:
+        """Two states, the parity of the 1s read so far."""
+        edges = {"even": {"0": "even", "1": "odd"}, "odd": {"0": "odd", "1": "even"}}
+        accept = ["odd" if self.odd else "even"]
+        data = {"alphabet": "01", "start": "even", "accept": accept, "transitions": edges}
+        return dfa_from_json(data, f"{self.name} DFA")
 
     def members(self, words: Sequence[str]) -> np.ndarray:
         for w in words:

@@ -74,13 +74,19 @@ class DFA:
         }
 
 
-def _check_alphabet(alphabet: str, name: str = "alphabet") -> tuple[str, ...]:
+def _check_alphabet(alphabet: str, name: str = "alphabet", regex: bool = True) -> tuple[str, ...]:
     """The symbols of ``alphabet``: non-empty, none repeated (:func:`hardsoft.validate.alphabet`,
-    the rule everywhere else), none that is regex syntax."""
+    the rule everywhere else), no whitespace, and for a regular expression none that is regex
+    syntax (a DFA file may use any other symbol: ``()[]`` for bounded Dyck, ``+-*=`` for
+    modular arithmetic)."""
     from hardsoft.validate import alphabet as checked
 
     symbols = checked(alphabet, name)
     for s in symbols:
+        if not regex:
+            if s.isspace():
+                raise HardsoftError(f"{name}: a symbol cannot be whitespace")
+            continue
         if s in _SYNTAX or s.isspace() or s in "\\^$Σ{}":
             raise HardsoftError(f"symbol {s!r} cannot be in the alphabet (it is regex syntax)")
     return symbols
@@ -231,23 +237,32 @@ def dfa_from_regex(regex: str, alphabet: str | None = None) -> DFA:
 
 def dfa_from_file(path: Path) -> DFA:
     """Read a DFA file (JSON, see the module docstring) and minimise it with pyformlang."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise HardsoftError(f"cannot read the DFA file {path}: {exc}") from None
+    return dfa_from_json(data, f"DFA file {path}")
+
+
+def dfa_from_json(data: Any, where: str = "DFA") -> DFA:
+    """The minimal complete DFA of a DFA file's content (the dict of the module docstring),
+    minimised with pyformlang; ``where`` names it in errors."""
     from pyformlang.finite_automaton import DeterministicFiniteAutomaton, State, Symbol
 
     try:
-        data = json.loads(Path(path).read_text())
-        symbols = _check_alphabet(str(data["alphabet"]), f"DFA file {path}: alphabet")
+        symbols = _check_alphabet(str(data["alphabet"]), f"{where}: alphabet", regex=False)
         start = str(data["start"])
         accept = {str(q) for q in data["accept"]}
         transitions = {
             str(q): {str(a): str(r) for a, r in edges.items()}
             for q, edges in data["transitions"].items()
         }
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise HardsoftError(f"cannot read the DFA file {path}: {exc}") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise HardsoftError(f"cannot read the {where}: {exc}") from None
     named = {start} | set(transitions) | {r for e in transitions.values() for r in e.values()}
     unknown = sorted(accept - named)
     if unknown:  # a typo would silently drop an accepting state
-        raise HardsoftError(f"DFA file {path}: accepting state {unknown[0]!r} is no state")
+        raise HardsoftError(f"{where}: accepting state {unknown[0]!r} is no state")
     dfa = DeterministicFiniteAutomaton()
     dfa.add_start_state(State(start))
     for q in accept:
@@ -255,7 +270,7 @@ def dfa_from_file(path: Path) -> DFA:
     for q, edges in transitions.items():
         for a, r in edges.items():
             if a not in symbols:
-                raise HardsoftError(f"DFA file {path}: symbol {a!r} is not in the alphabet")
+                raise HardsoftError(f"{where}: symbol {a!r} is not in the alphabet")
             dfa.add_transition(State(q), Symbol(a), State(r))
     return _from_pyformlang(dfa, symbols)
 
@@ -273,6 +288,9 @@ class RegularLanguage(Language):
         self._delta = np.array(dfa.delta, dtype=np.int64)
         self._accept = np.zeros(dfa.n_states, dtype=bool)
         self._accept[list(dfa.accepting)] = True
+
+    def automaton(self) -> DFA:
+        return self.dfa
 
     def _member(self, word: str) -> bool:
         return self.dfa.accepts(word)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from hardsoft.languages.base import Language, OneWordPerEvenLength, _as_rng, check_length
+from hardsoft.languages.regular import DFA, dfa_from_regex
 
 
 class OnesStar(Language):
@@ -17,6 +18,9 @@ class OnesStar(Language):
 
     def _member(self, word: str) -> bool:
         return "0" not in word
+
+    def automaton(self) -> DFA:
+        return dfa_from_regex("1*", "01")
 
     def prefix_reference(self, word: str) -> np.ndarray:
         codes = self.encode(word)
@@ -122,6 +126,9 @@ class First(Language):
 
     def _member(self, word: str) -> bool:
         return word[:1] == "1"
+
+    def automaton(self) -> DFA:
+        return dfa_from_regex("1.*", "01")
 
     def prefix_reference(self, word: str) -> np.ndarray:
         self.validate(word)

@@ -1,7 +1,7 @@
-"""Yang, Strobl, Chiang & Angluin (TACL 2026) Theorem 16(a) is not built by the compiler; this is
-the runnable check of the obstruction, under our reading of the statement (future masks, bounded
-position features and a temperature that do not depend on n): a Lemma 5-style bound (Hahn 2020
-§6) on the weight one key can get at position i. The table of constructions,
+"""Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Theorem 16(a) is not built by the compiler;
+this is the runnable check of the obstruction, under our reading of the statement (future masks,
+bounded position features and a temperature that do not depend on n): a Lemma 5-style bound (Hahn
+2020 §6) on the weight one key can get at position i. The table of constructions,
 :data:`hardsoft.compile.results.NOT_BUILT`, points here."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Temporal logic with counting, LTL[C,+] (Yang, Strobl, Chiang & Angluin (TACL 2026) §4; Barceló
-et al. 2024): the AST (:mod:`.syntax`), a parser for the concrete syntax (:mod:`.parser`), an
-independent evaluator (:mod:`.semantics`), the papers' example formulas (:mod:`.library`) and a
+"""Temporal logic with counting, LTL[C,+] (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) §4;
+Barceló et al. 2024): the AST (:mod:`.syntax`), a parser for the concrete syntax (:mod:`.parser`),
+an independent evaluator (:mod:`.semantics`), the papers' example formulas (:mod:`.library`) and a
 random formula generator (:mod:`.random`).
 
 >>> from hardsoft.logic import parse, accepts

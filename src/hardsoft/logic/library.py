@@ -1,5 +1,5 @@
-"""Named formulas: the examples of Yang, Strobl, Chiang & Angluin (TACL 2026) §4 and the languages
-the project studies, each with its alphabet and a description of the language it defines.
+"""Named formulas: the examples of Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) §4 and the
+languages the project studies, each with its alphabet and a description of the language it defines.
 
 A word is accepted when the formula holds at its last position, so every language here is a set
 of non-empty words (the empty word has no last position; see :mod:`.semantics`).
@@ -52,7 +52,7 @@ _ENTRIES = [
         "MOD(2, 1)(#<['1'])",
         "01",
         "PARITY: an odd number of 1s (counting term with the numerical predicate MOD).",
-        "Yang et al. (2026) §4.4 (odd convention; Hahn (2020) §4 counts even)",
+        "Yang et al. (arXiv:2412.09925v1) §4.4 (odd convention; Hahn (2020) §4 counts even)",
     ),
     NamedFormula(
         "parity-count",
@@ -60,21 +60,21 @@ _ENTRIES = [
         "01",
         "PARITY without numerical predicates: the number of 1s is odd iff no position has as "
         "many 1s strictly to its left as at or to its right.",
-        "Yang et al. (2026) §4.5",
+        "Yang et al. (arXiv:2412.09925v1) §4.5",
     ),
     NamedFormula(
         "ngram-abc",
         "E ('a' & X ('b' & X 'c'))",
         "abc",
         "Words containing the 3-gram abc ('a' & X ('b' & X 'c') detects it starting at i).",
-        "Yang et al. (2026) §4.1",
+        "Yang et al. (arXiv:2412.09925v1) §4.1",
     ),
     NamedFormula(
         "suffix-abc",
         "'c' & Y ('b' & Y 'a')",
         "abc",
         "Words ending in abc (a past-only n-gram detector, computable with future masking).",
-        "Yang et al. (2026) §4.1",
+        "Yang et al. (arXiv:2412.09925v1) §4.1",
     ),
     NamedFormula(
         "ones-star",
@@ -95,7 +95,7 @@ _ENTRIES = [
         "#<['1'] > #<['0']",
         "01",
         "MAJORITY: strictly more 1s than 0s.",
-        "Yang et al. (2026) §4 (numerical relations)",
+        "Yang et al. (arXiv:2412.09925v1) §4 (numerical relations)",
     ),
     NamedFormula(
         "dyck1",

@@ -1,5 +1,5 @@
-"""The syntax tree of the temporal logic LTL[C,+] (Yang, Strobl, Chiang & Angluin (TACL 2026)
-§4): formula and counting-term node classes.
+"""The syntax tree of the temporal logic LTL[C,+] (Yang, Strobl, Chiang & Angluin
+(arXiv:2412.09925v1) §4): formula and counting-term node classes.
 
 Every node is a frozen, hashable dataclass with structural equality, so equal subtrees built
 separately compare and hash equal; the compiler relies on that to share common subformulas.

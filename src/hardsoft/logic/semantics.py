@@ -1,10 +1,10 @@
 """The evaluator: the value of every formula and term at every position of a batch of words.
 
 This is the project's ground truth for the logic (compiled transformers are judged against it),
-so it is plain code straight from the definitions of Yang, Strobl, Chiang & Angluin (TACL 2026)
-§4 (Defs. 10, 14, 19), vectorised with numpy over a batch of equal-length words. Positions are
-1-based in the logic and 0-based in the arrays: column ``k`` of a result is position ``i = k +
-1``.
+so it is plain code straight from the definitions of Yang, Strobl, Chiang & Angluin
+(arXiv:2412.09925v1) §4 (Defs. 10, 14, 19), vectorised with numpy over a batch of equal-length
+words. Positions are 1-based in the logic and 0-based in the arrays: column ``k`` of a result is
+position ``i = k + 1``.
 
 The empty word has no last position, so :func:`accepts` rejects it for every formula (the
 language of a formula is a set of non-empty words); :func:`evaluate` on empty words returns

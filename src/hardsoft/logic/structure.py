@@ -1,6 +1,7 @@
 """Structural queries on LTL[C,+] syntax trees: children, subformulas in dependency order,
 size, depth, temporal depth, operators, and the fragments of Yang, Strobl, Chiang & Angluin
-(TACL 2026) §4 a formula belongs to. Every query walks the shared DAG once (no recursion)."""
+(arXiv:2412.09925v1) §4 a formula belongs to. Every query walks the shared DAG once (no
+recursion)."""
 
 from __future__ import annotations
 
@@ -192,7 +193,7 @@ _COUNT_OPS = frozenset({"#<", "#>", "MOD", "i", "n", "int", "+", "-", "*", *COMP
 
 @dataclass(frozen=True)
 class Fragment:
-    """The smallest of the fragments of Yang et al. (2026) §4 containing a formula.
+    """The smallest of the fragments of Yang et al. (arXiv:2412.09925v1) §4 containing a formula.
 
     ``base`` is one of ``TL[Y,X]``, ``TL[S,U]``, ``LTL``, ``TL[C,+]``, ``LTL[C,+]``;
     ``past_only`` says no operator looks to the right (``X U F E last #> n``), so a

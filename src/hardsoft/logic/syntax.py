@@ -1,6 +1,6 @@
-"""Abstract syntax of the temporal logic LTL[C,+] (Yang, Strobl, Chiang & Angluin (TACL 2026) §4):
-formulas, counting terms, and structural queries (subformulas, size, depth, operators,
-fragments, pretty-printing).
+"""Abstract syntax of the temporal logic LTL[C,+] (Yang, Strobl, Chiang & Angluin
+(arXiv:2412.09925v1) §4): formulas, counting terms, and structural queries (subformulas, size,
+depth, operators, fragments, pretty-printing).
 
 Three modules, one job each, re-exported here: the node classes (:mod:`hardsoft.logic.nodes`),
 the structural queries and fragments (:mod:`hardsoft.logic.structure`) and the printer

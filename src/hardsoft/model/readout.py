@@ -14,9 +14,14 @@ Two readouts, declared per model (never guessed from its name):
   the PARITY process, ``dyck2`` for 2DYCK).
 
 A model declares its readout in ``meta["acceptance"]`` (``{"kind", "index", "threshold",
-"language"}``); ``hardsoft train`` writes the ``eos`` readout of its process there (see
+"language", "positions"}``); ``hardsoft train`` writes the ``eos`` readout of its process there (see
 :mod:`hardsoft.learn.readout`, which also fills it in, by the process's declared name, for a
 model file written before the readout was stored). A model that declares none gets the default.
+
+``positions`` says where the readout means something: ``every`` (the default: the output at
+position i decides the prefix of length i, as every future-masked or compiled model does) or
+``last`` (an unmasked encoder that decides the whole word, read at its last position only,
+Chiang & Cholak (2022)'s setting); ``hardsoft check`` compares only those positions.
 This module asks no other layer: the readout is data on the model.
 """
 
@@ -30,6 +35,7 @@ import torch
 from hardsoft.errors import HardsoftError
 
 KINDS = ("coordinate", "eos")
+POSITIONS = ("every", "last")
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,7 @@ class Acceptance:
     index: int = 0
     threshold: float = 0.5
     language: str | None = None  # the language the readout decides, where known
+    positions: str = "every"  # where the readout decides a prefix: every position, or last
 
     def accept(self, y: torch.Tensor) -> torch.Tensor:
         """Boolean ``[...]``: the acceptance bit of each output row ``y [..., d_out]``."""
@@ -54,9 +61,15 @@ class Acceptance:
         return y[..., self.index]
 
     def describe(self) -> str:
+        where = " (the last position only: the whole word)" if self.last_only else ""
         if self.kind == "eos":
-            return f"P(EOS) = softmax(y_n)[{self.index}] > {self.threshold:g}"
-        return f"y_n[{self.index}] > {self.threshold:g}"
+            return f"P(EOS) = softmax(y_n)[{self.index}] > {self.threshold:g}{where}"
+        return f"y_n[{self.index}] > {self.threshold:g}{where}"
+
+    @property
+    def last_only(self) -> bool:
+        """Whether only the last position's output decides anything (an unmasked encoder)."""
+        return self.positions == "last"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,11 +83,16 @@ class Acceptance:
                 index=int(d.get("index", 0)),
                 threshold=float(d.get("threshold", 0.5)),
                 language=d.get("language"),
+                positions=str(d.get("positions", "every")),
             )
         except (TypeError, ValueError) as exc:
             raise HardsoftError(f"malformed acceptance readout {d!r} ({exc})") from None
         if acc.kind not in KINDS:
             raise HardsoftError(f"unknown acceptance readout {acc.kind!r} (one of {KINDS})")
+        if acc.positions not in POSITIONS:
+            raise HardsoftError(
+                f"unknown acceptance positions {acc.positions!r} (one of {POSITIONS})"
+            )
         if not 0 <= acc.index < d_out:
             raise HardsoftError(f"acceptance index {acc.index} is outside the {d_out} outputs")
         return acc

@@ -1,4 +1,5 @@
-"""The transformer of Hahn (2020) §3 and Yang et al. (2026) §3.1 as one readable ``nn.Module``.
+"""The transformer of Hahn (2020) §3 and Yang et al. (arXiv:2412.09925v1) §3.1 as one readable
+``nn.Module``.
 
     x_i^(0) = W_E[w_i] + PE(i, n) · W_pos
     layer:   h = x + Σ_heads Att_h(x) · W_O,      x' = h + ReLU(h W_in + b_in) W_out + b_out
@@ -194,7 +195,7 @@ class Head(nn.Module):
             chunk = None if keep else auto_chunk(self.spec.weighting, n)
         else:
             chunk = None if isinstance(chunk_size, str) else chunk_size
-        fast = fastpath.attend_fast(self, x, q, k, v, scale)
+        fast = fastpath.attend_fast(self, x, q, k, v, scale, keep)
         weights = None
         if fast is not None:
             mixed, self.last_path = fast

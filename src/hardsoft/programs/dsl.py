@@ -303,7 +303,7 @@ def xor(a: SOpLike, b: SOpLike, label: str = "") -> PWL:
 
 def round_bool(x: SOpLike, label: str = "") -> PWL:
     """Approximate Boolean → exact: ReLU(3x − 1) − ReLU(3x − 2) (Yang, Strobl, Chiang &
-    Angluin (TACL 2026) Lemma 9)."""
+    Angluin (arXiv:2412.09925v1) Lemma 9)."""
     lx = as_linear(x)
     return pwl([(1.0, lx * 3.0 - 1.0), (-1.0, lx * 3.0 - 2.0)], label)
 
@@ -358,7 +358,7 @@ def lookup_index(
 ) -> Attend:
     """Attend to the position j = t given t/i (t an integer in [1, i]): score
     (2 t j − j²)/i, maximal at j = t with gap ≥ 1/i ≥ 1/n (the table lookup of Yang et al.
-    (2026) Thm. 20)."""
+    (arXiv:2412.09925v1) Thm. 20)."""
     return attend(
         [target_over_i, -1.0 * Position("1/i")],
         [2.0 * Position("i"), Position("i^2")],
@@ -370,14 +370,16 @@ def lookup_index(
     )
 
 
-def lookup_int(target: SOpLike, values: Sequence[SOpLike], label: str = "at") -> Attend:
+def lookup_int(
+    target: SOpLike, values: Sequence[SOpLike], label: str = "at", mask: str = "none"
+) -> Attend:
     """Attend to the position j = t for an integer t in [1, n]: score 2tj − j², gap ≥ 1.
-    (For t <= 0 it lands on j = 1.)"""
+    (For t <= 0 it lands on j = 1; with mask ``future``, t must be at most i.)"""
     return attend(
         [target, 1.0],
         [2.0 * Position("i"), -1.0 * Position("i^2")],
         values,
-        mask="none",
+        mask=mask,
         tie="average",
         gap="1",
         label=label,

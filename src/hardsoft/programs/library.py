@@ -1,5 +1,5 @@
-"""The named programs of Yang, Strobl, Chiang & Angluin (TACL 2026) §6: induction head, k-hop
-induction head, flip-flop and DYCK-k (Appendix E). Each computes exactly the per-position
+"""The named programs of Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) §6: induction head,
+k-hop induction head, flip-flop and DYCK-k (Appendix E). Each computes exactly the per-position
 reference of the language or task of the same name in :mod:`hardsoft.languages`
 (``prefix_reference``)."""
 
@@ -42,7 +42,7 @@ def _sum(xs) -> Linear:
 
 
 def dyck(k: int) -> Program:
-    """DYCK-k membership of every prefix, by the S-RASP program of Yang et al. (2026)
+    """DYCK-k membership of every prefix, by the S-RASP program of Yang et al. (arXiv:2412.09925v1)
     Appendix E, with the same-depth test on small integers.
 
     ``l`` counts left brackets through i (exactly, by :func:`count`); the height is
@@ -97,7 +97,8 @@ def dyck(k: int) -> Program:
         alphabet=alphabet,
         outputs=[out.lin()],
         gap="1/(2*n)",
-        description=f"DYCK-{k} membership of every prefix (Yang et al. (2026) Appendix E)",
+        description=f"DYCK-{k} membership of every prefix (Yang et al. (arXiv:2412.09925v1) "
+        "Appendix E)",
         reference=f"dyck{k}",
     )
 
@@ -148,7 +149,8 @@ def induction_head(k: int = 1, alphabet: tuple[str, ...] = INDUCTION_ALPHABET) -
         alphabet=tuple(alphabet),
         outputs=[out],
         gap="1/(2*n)",
-        description=f"{k}-hop induction head (Yang et al. (2026) §6): symbol index, -1 for none",
+        description=f"{k}-hop induction head (Yang et al. (arXiv:2412.09925v1) "
+        "§6): symbol index, -1 for none",
         reference="induction-head" if k == 1 else f"khop{k}",
     )
 
@@ -191,7 +193,8 @@ def flipflop() -> Program:
         alphabet=FLIPFLOP_ALPHABET,
         outputs=[out.lin()],
         gap="1/(2*n)",
-        description="the flip-flop language (Liu et al. 2023; Yang et al. (2026) §6), every prefix",
+        description="the flip-flop language (Liu et al. 2023; Yang et al. (arXiv:2412.09925v1) "
+        "§6), every prefix",
         reference="flipflop",
     )
 
@@ -208,16 +211,24 @@ PROGRAMS: dict[str, tuple[str, Callable[[int], Program], tuple[int, ...]]] = {
 }
 
 
+LAYERNORM_PROGRAMS: dict[str, str] = {
+    "parity": "PARITY (an even number of 1s) of the whole word, read at the last position "
+    "(Chiang & Cholak 2022: layer norm with ε = 0)",
+}
+"""Constructions built by hand rather than from a program (``--route layernorm``)."""
+
 PROGRAM_ROUTES: dict[str, tuple[str, ...]] = {
     "induction-head": ("tieless", "logic"),
     "khop": ("tieless", "logic"),
     "flipflop": ("tieless", "logic"),
     "dyck": ("tieless",),
+    "parity": ("layernorm",),
 }
 """The routes each program can be built by (``hardsoft.programs.routes``): ``tieless`` (this
-module's AHAT programs, Theorem 26 of Yang, Strobl, Chiang & Angluin (TACL 2026)) and
+module's AHAT programs, Theorem 26 of Yang, Strobl, Chiang & Angluin (TACL 2026)),
 ``logic`` (``hardsoft.programs.logic_route``'s formulas compiled by the logic compiler, cf.
-their Corollary 17/18)."""
+their Corollary 17/18) and ``layernorm`` (:data:`LAYERNORM_PROGRAMS`, built by
+:mod:`hardsoft.compile.parity_ln`). The first route is the default."""
 
 
 def get_program(name: str, k: int | None = None) -> Program:

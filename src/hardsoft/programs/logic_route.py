@@ -132,7 +132,7 @@ LOGIC_TASKS: dict[str, tuple[Callable[[int], dict[str, Formula]], tuple[str, ...
 }
 """Task name -> (the formulas for k, the alphabet, the language/task name in
 ``hardsoft.languages``, a one-line definition). ``dyck`` has no logic route (Yang et al.
-(2026) §6 conjecture that DYCK-2 is not definable in this logic)."""
+(arXiv:2412.09925v1) §6 conjecture that DYCK-2 is not definable in this logic)."""
 
 
 def task_formulas(name: str, k: int | None = None) -> tuple[dict[str, Formula], tuple[str, ...]]:

@@ -33,15 +33,16 @@ from hardsoft.programs.library import PROGRAM_ROUTES
 from hardsoft.programs.logic_route import LOGIC_TASKS, task_formulas, task_reference_name
 from hardsoft.programs.soften import DEFAULT_EPS
 
-ROUTES = ("tieless", "logic")
+ROUTES = ("tieless", "logic", "layernorm")
 ROUTE_TARGETS = {
     "tieless": ("average-hard", "soft-temperature"),
     "logic": ("hard", "soft-temperature", "soft-pe"),
+    "layernorm": ("soft-ln",),
 }
 CERT_NS = (10, 100, 1000, 5000)
 COROLLARY = "Cor. 18"
 """The result the logic route relates to: the formulas are past-only and compiled with future
-masks (Yang, Strobl, Chiang & Angluin (TACL 2026) Corollary 18, the future-masked form of
+masks (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Corollary 18, the future-masked form of
 Corollary 17). Whether the model is that construction is its label (``theorem``), from the
 heads' labels (:func:`hardsoft.compile.results.model_label`)."""
 
@@ -81,14 +82,18 @@ def check_route(name: str, route: str, target: str) -> None:
         raise HardsoftError(f"unknown route {route!r} (one of {', '.join(ROUTES)})")
     routes = PROGRAM_ROUTES.get(name)
     if routes is not None and route not in routes:
+        why = (
+            "; Yang et al. (arXiv:2412.09925v1) §6 conjecture that DYCK-2 is not definable in LTL"
+            if name == "dyck"
+            else ""
+        )
         raise HardsoftError(
-            f"program {name} has no {route} route (it has: {', '.join(routes)}); Yang et al. "
-            "(2026) §6 conjecture that DYCK-2 is not definable in LTL"
+            f"program {name} has no {route} route (it has: {', '.join(routes)}){why}"
         )
     targets = ROUTE_TARGETS[route]
     if target not in targets:
-        other = next(r for r in ROUTES if r != route)
-        hint = f"; {target} is built by --route {other}" if target in ROUTE_TARGETS[other] else ""
+        others = [r for r in routes or ROUTES if r != route and target in ROUTE_TARGETS[r]]
+        hint = f"; {target} is built by --route {others[0]}" if others else ""
         raise HardsoftError(
             f"--route {route} builds --target {' | '.join(targets)}, not {target!r}{hint}"
         )
@@ -114,6 +119,8 @@ def build(
     constructions) are the logic route's.
     """
     check_route(name, route, target)
+    if route == "layernorm":
+        return build_layernorm(name)
     if route == "tieless" and masks is not None:
         raise HardsoftError(
             "--masks applies to --route logic (the tieless programs fix their masks)"
@@ -138,6 +145,19 @@ def build(
             prog.name, route, target, b.model, cert, prog.reference, None, b, model_sizes(b.model)
         )
     return build_logic(name, k, target, n=n, masks=masks or "strict")
+
+
+def build_layernorm(name: str) -> RouteModel:
+    """The layer-norm route: PARITY by the construction of Chiang & Cholak (2022)
+    (:mod:`hardsoft.compile.parity_ln`), unmasked, read at the last position."""
+    from hardsoft.compile.parity_ln import parity_layernorm
+
+    model = parity_layernorm()
+    model.meta["route"] = "layernorm"
+    cert = model.meta["certificate"]
+    return RouteModel(
+        name, "layernorm", "soft-ln", model, cert, "parity-even", None, None, model_sizes(model)
+    )
 
 
 def build_logic(

@@ -1,4 +1,4 @@
-"""Average-hard → softmax with temperature τ(n) (Yang, Strobl, Chiang & Angluin (TACL 2026)
+"""Average-hard → softmax with temperature τ(n) (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1)
 Theorem 26), with a certificate.
 
 The softmax transformer has *the same weights*; only every head's weighting becomes softmax
@@ -123,7 +123,8 @@ def certificate(
     """Theorem 26's certificate: γ(n), the bound's constants, τ(n) and ε (with values at ``ns``)."""
     tau, k = certified_tau(model, gap, eps)
     return {
-        "theorem": "Yang et al. (2026) Theorem 26 (uniform-tieless AHAT -> softmax, temperature)",
+        "theorem": "Yang et al. (arXiv:2412.09925v1) Theorem 26 "
+        "(uniform-tieless AHAT -> softmax, temperature)",
         "gap": gap,
         "tau": tau,
         "eps": eps,

@@ -70,7 +70,7 @@ notation is a logic of hard attention; softmax for RASP, whose averages need it 
 average-hard)."""
 
 NOTATION_TARGETS: dict[Notation, tuple[str, ...]] = {
-    Notation.CRASP: ("hard", "soft-temperature", "soft-pe"),
+    Notation.CRASP: ("hard", "soft-temperature", "soft-pe", "soft-ln"),
     Notation.BRASP: ("hard", "soft-temperature", "soft-pe"),
     Notation.RASP: ("average-hard", "soft-temperature", "hard"),
 }

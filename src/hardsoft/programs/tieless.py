@@ -1,6 +1,6 @@
-"""The uniform–tieless checker (Yang et al. (2026) §5): every attention head of an AHAT must be
-*uniform* (W_Q = W_K = 0) or *tieless with gap γ(n)*: on every input of length n, at every
-position, the maximal score is attained once and beats every other allowed score by ≥ γ(n).
+"""The uniform–tieless checker (Yang et al. (arXiv:2412.09925v1) §5): every attention head of an
+AHAT must be *uniform* (W_Q = W_K = 0) or *tieless with gap γ(n)*: on every input of length n, at
+every position, the maximal score is attained once and beats every other allowed score by ≥ γ(n).
 
 The check (:func:`check_tieless`) runs the hard model with ``trace=True``, reads each head's
 scores from the traced queries and keys through the head's own ``Head.scores`` and

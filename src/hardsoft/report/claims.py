@@ -96,7 +96,7 @@ def verdict_for(record: Mapping[str, Any]) -> Verdict:
     "softmax-to-hardmax",
     claim="Softmax with temperature τ → 0 approaches hardmax, within 2(m−1)·exp(−γ/τ) for a "
     "score gap γ over m positions",
-    paper="Yang et al. (2026) §3.2 (Lemmas 6–7)",
+    paper="Yang et al. (arXiv:2412.09925v1) §3.2 (Lemmas 6–7)",
     what_ran="64 random score rows per length, τ from 1 to 10⁻⁴; a 2-layer random model with "
     "its hard heads made softmax",
 )
@@ -137,7 +137,7 @@ def _restrictions(m: Mapping[str, Any]) -> tuple[str, str]:
     "compiler",
     claim="Temporal logic with counting is computed exactly by softmax transformers, with "
     "temperature τ(n) or unbounded position embeddings",
-    paper="Yang et al. (2026) §4",
+    paper="Yang et al. (arXiv:2412.09925v1) §4",
     what_ran="formulas compiled to hard, soft-temperature and soft-pe models, every position "
     "compared with the logic evaluator; many heads are our own constructions, not the "
     "paper's (each row's label says which; MOD of a count needs τ = Θ(1/n³)); Theorem "
@@ -153,7 +153,7 @@ def _compiler(m: Mapping[str, Any]) -> tuple[str, str]:
     "long-inputs",
     claim="The compiled softmax transformers are exact at every length, not only the short "
     "ones a dense n × n attention reaches",
-    paper="Yang et al. (2026) §4",
+    paper="Yang et al. (arXiv:2412.09925v1) §4",
     what_ran="compiled PARITY, MAJORITY and DYCK-1 (full: also counting PARITY, n = 10⁶ and the "
     "DYCK-2 program at 10⁵) in float64 through the fast attention paths, every position "
     "against the logic evaluator; the dense path where it fits, timed beside them",
@@ -174,7 +174,7 @@ def _long_inputs(m: Mapping[str, Any]) -> tuple[str, str]:
     "float-horizon",
     claim="Compiled models are exact at every length in exact arithmetic; in floating point the "
     "certificate's derived float limit is a length below which no position is wrong",
-    paper="Yang et al. (2026) §4 (exactness); the limits are ours (docs/compiler.md)",
+    paper="Yang et al. (arXiv:2412.09925v1) §4 (exactness); the limits are ours (docs/compiler.md)",
     what_ran="compiled PARITY (MOD and counting), MAJORITY, a MOD-3 lookup and the DYCK programs "
     "in float32 (full: PARITY also in float64, streamed), bisection on n for the first wrong "
     "position against the logic evaluator or the oracle",
@@ -199,7 +199,7 @@ def _float_horizon(m: Mapping[str, Any]) -> tuple[str, str]:
     "ahat-programs",
     claim="Uniform–tieless average-hard attention programs are simulated by softmax attention "
     "with temperature τ(n)",
-    paper="Yang et al. (2026) §5, Theorem 26; §6",
+    paper="Yang et al. (arXiv:2412.09925v1) §5, Theorem 26; §6",
     what_ran="DYCK, induction-head and flip-flop programs: interpreter, hard model and softened "
     "model against the oracles; certified vs largest exact τ",
 )
@@ -218,7 +218,8 @@ def _ahat(m: Mapping[str, Any]) -> tuple[str, str]:
     "tracr-lib",
     claim="Tracr's library programs compile to one softmax transformer each, exact at every "
     "length (or, where the program itself depends on its maximum length, up to it)",
-    paper="Yang et al. (2026) §5, Theorem 26, applied to RASP programs (Lindner et al. 2023)",
+    paper="Yang et al. (arXiv:2412.09925v1) §5, Theorem 26, "
+    "applied to RASP programs (Lindner et al. 2023)",
     what_ran="the 15 functions of Tracr's lib and a Boolean map of a count, compiled for "
     "soft-temperature and checked against rasp.evaluate at every position",
 )
@@ -297,7 +298,7 @@ def _soften(m: Mapping[str, Any]) -> tuple[str, str]:
     claim="Masked unique-hard attention transformers compute exactly the LTL-definable "
     "(star-free) functions, effectively in both directions: a transformer can be turned back "
     "into a formula that holds at every length",
-    paper="Yang, Chiang & Angluin (2024), as restated in Yang et al. (2026) §1",
+    paper="Yang, Chiang & Angluin (2024), as restated in Yang et al. (arXiv:2412.09925v1) §1",
     what_ran="formulas compiled to hard models (strict and non-strict masks) decompiled back "
     "and compared with the source by the logic evaluator, counting formulas (average-hard "
     "heads) to count comparisons; random unique-hard and random counting models decompiled "
@@ -329,11 +330,13 @@ def _decompile(m: Mapping[str, Any]) -> tuple[str, str]:
     claim="Each cell's published status (what the model class can or cannot compute) holds "
     "on the evidence run here: a construction checked exactly, or the check that the cited "
     "theorem applies to the row",
-    paper="Hahn (2020) §5, §6; Yang, Chiang & Angluin (2024); Yang et al. (2026) §4, §6; Hao, "
-    "Angluin & Frank (2022); Barceló et al. (2024); Yang & Chiang (2024); Schützenberger (1965)",
-    what_ran="compiled, programmed and crafted models checked exactly against the oracles; the "
-    "star-free decision, Myhill–Nerode, language-identity, one-symbol and K_t[#] checks of the "
-    "cited theorems' hypotheses; restriction witnesses and Lemma 5 slopes on single models and "
+    paper="Hahn (2020) §5, §6; Yang, Chiang & Angluin (2024); Yang et al. (arXiv:2412.09925v1) "
+    "§4, §6; Hao, Angluin & Frank (2022); Barceló et al. (2024); Yang & Chiang (2024); Chiang & "
+    "Cholak (2022); Schützenberger (1965)",
+    what_ran="compiled (layer norm with ε = 0 for the soft-ln column), programmed and crafted "
+    "models checked exactly against the oracles; the star-free decision, Myhill–Nerode, "
+    "language-identity, one-symbol and K_t[#] checks of the cited theorems' hypotheses; "
+    "restriction witnesses, Lemma 5 slopes and layer norm with ε > 0 on single models and "
     "training runs as illustrations (counted apart)",
 )
 def _atlas(m: Mapping[str, Any]) -> tuple[str, str]:
@@ -354,7 +357,8 @@ def _atlas(m: Mapping[str, Any]) -> tuple[str, str]:
     "decompiles to a formula exact at every length, which is then decided against the task "
     "(equal at every length, or a shortest counterexample); it does not claim the training "
     "finds the task",
-    paper="Yang, Chiang & Angluin (2024), as restated in Yang et al. (2026) §1; the training "
+    paper="Yang, Chiang & Angluin (2024), as restated in Yang et al. (arXiv:2412.09925v1) "
+    "§1; the training "
     "protocol of Butoi et al. (ICLR 2025)",
     what_ran="small softmax recognizers of six star-free languages (several seeds), hardened "
     "(leftmost), decompiled, the formula run against the model and decided against the task's "
@@ -396,7 +400,8 @@ def _decompile_trained(m: Mapping[str, Any]) -> tuple[str, str]:
     "programs to hard attention, to softmax with τ(n) and to τ = 1 with unbounded position "
     "features; Tracr's RASP programs to average-hard attention and softmax with τ(n)",
     paper="Yang & Chiang (COLM 2024), C-RASP; Yang, Chiang & Angluin (NeurIPS 2024), B-RASP; "
-    "Yang et al. (2026) §4 (counting formulas) and Theorem 26; Lindner et al. (2023), RASP",
+    "Yang et al. (arXiv:2412.09925v1) §4 "
+    "(counting formulas) and Theorem 26; Lindner et al. (2023), RASP",
     what_ran="every shipped example program (C-RASP: Dyck-1 and a^n b^n c^n of Yang & Chiang, "
     "majority, first/last symbol, Huang et al.'s (aa)* and contains-ab; B-RASP: Dyck-1 of depth "
     "2, (ab)+, first/last symbol, a-then-b, flip-flop; RASP: Tracr's library, a subset in quick "

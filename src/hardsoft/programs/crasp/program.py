@@ -20,6 +20,7 @@ from hardsoft.programs.crasp.interpret import evaluate
 from hardsoft.programs.crasp.parser import parse_program
 from hardsoft.programs.crasp.syntax import Type
 from hardsoft.programs.crasp.translate import translate
+from hardsoft.programs.quoting import STRING, unescape
 from hardsoft.programs.source import Notation, ProgramRun, Value, read_source
 
 __all__ = ["CRaspProgram", "from_text", "load", "DEFAULT_CERT_N"]
@@ -27,8 +28,18 @@ __all__ = ["CRaspProgram", "from_text", "load", "DEFAULT_CERT_N"]
 DEFAULT_CERT_N = 1000
 """The length at which a compiled program's certificate evaluates its bounds by default."""
 
-_PRAGMA = re.compile(r"^[ \t]*//[ \t]*alphabet:[ \t]*(\S+)[ \t]*$", re.MULTILINE)
-"""``// alphabet: SYMBOLS``: a comment declaring the program's alphabet (other tools ignore it)."""
+_PRAGMA = re.compile(rf"^[ \t]*//[ \t]*alphabet:[ \t]*({STRING}|\S+)[ \t]*$", re.MULTILINE)
+"""``// alphabet: SYMBOLS``: a comment declaring the program's alphabet (other tools ignore it);
+``// alphabet: "SYMBOLS"`` in double quotes, escaped (:mod:`hardsoft.programs.quoting`), for an
+alphabet with spaces, quotes, backslashes or characters that do not print."""
+
+
+def _declared(value: str) -> str:
+    """The alphabet a ``// alphabet:`` comment declares (quoted or not)."""
+    if len(value) >= 2 and value[0] == value[-1] == '"' and re.fullmatch(STRING, value):
+        return unescape(value[1:-1])
+    return value
+
 
 RESULTS = {
     "TL[Y]": "Thm. 13",
@@ -153,7 +164,7 @@ class CRaspProgram:
         is true, else 0, at every position of every input: the certificate says why.
         ``max_len``: the length at which the certificate evaluates τ(n) and its error bounds
         (default 1000); the model itself works at every length."""
-        from hardsoft.compile import compile_formula
+        from hardsoft.compile import Target, compile_formula
         from hardsoft.logic import fragment
         from hardsoft.programs.routes import compact_text, logic_certificate
 
@@ -172,10 +183,13 @@ class CRaspProgram:
         joint = next(iter(chosen.values()))
         for f in list(chosen.values())[1:]:
             joint = L.And(joint, f)
-        result = RESULTS.get(fragment(joint).name, "Cor. 23")
-        model.meta["certificate"] = logic_certificate(
-            model.meta["certificate"], target, result=result, route="C-RASP"
-        )
+        if Target.parse(target, "target") is Target.SOFT_LN:  # its own certificate and label
+            model.meta["certificate"]["route"] = "C-RASP"
+        else:
+            result = RESULTS.get(fragment(joint).name, "Cor. 23")
+            model.meta["certificate"] = logic_certificate(
+                model.meta["certificate"], target, result=result, route="C-RASP"
+            )
         model.meta["formulas"] = {nm: compact_text(L.to_text(f)) for nm, f in chosen.items()}
         model.meta["program"] = {
             "notation": self.notation.value,
@@ -202,7 +216,9 @@ def from_text(
     else:
         pragmas = _PRAGMA.findall(text)
         if pragmas:
-            declared = validate.alphabet(pragmas[0], f"{where}: the '// alphabet:' comment")
+            declared = validate.alphabet(
+                _declared(pragmas[0]), f"{where}: the '// alphabet:' comment"
+            )
     checked = check_program(parse_program(text, in_file), alphabet=declared, where=where)
     if declared is None:
         if not checked.symbols:

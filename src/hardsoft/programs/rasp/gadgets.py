@@ -9,7 +9,7 @@
   0/1 scores plus the tie-break ``j/(2n)``), with the flag "something was selected";
 * :func:`recover_count` — an exact integer count ``S`` from the average ``S/D`` a uniform head
   gives (``D = n`` or ``i``): a table lookup of position ``S`` (cf. Yang, Strobl, Chiang &
-  Angluin (TACL 2026) Thm. 20; score ``(2Sj − j²)/D``, gap ``1/D``) and an
+  Angluin (arXiv:2412.09925v1) Thm. 20; score ``(2Sj − j²)/D``, gap ``1/D``) and an
   existence head for ``S = 0``.
 """
 
