@@ -57,7 +57,7 @@ def build_targets(
         if target == "average-hard":
             from hardsoft.convert.harden import harden
 
-            model = harden(soft, "average") if soft is not None else None
+            model = _hardened(soft, harden)
         else:
             model = model_for(formula, cls, dfa, target)
         if target == "soft-temperature":
@@ -65,6 +65,18 @@ def build_targets(
         if model is not None:
             targets.append(_place(model, target, dfa, folder, out, dfa_path))
     return targets
+
+
+def _hardened(soft: Any, harden: Any) -> Any:
+    """The soft-temperature model with every head average-hard; None where there is no
+    softmax head to harden (e.g. a one-letter language read from positions alone: then the
+    other models, with no heads either, are in the average-hard class already)."""
+    if soft is None:
+        return None
+    try:
+        return harden(soft, "average")
+    except HardsoftError:
+        return None
 
 
 def _place(

@@ -58,12 +58,17 @@ proves the model computes it: this check is the independent last look, and the l
 part of the pipeline's time for deep models)."""
 CHECK_RANDOM_N = (64, 256)
 CHECK_SAMPLES = 4
+ONE_LETTER_LENGTH = 100
+"""Over a one-letter alphabet every length has one word: the checks take lengths up to this."""
 EVALUATOR_WORDS = 4_000
 """The logic evaluator checks the formula on every word up to the length with this many."""
 
 
 def exhaustive_length(k: int, words: int = CHECK_WORDS) -> int:
-    """The longest n with at most ``words`` words of each length up to n (at least 1)."""
+    """The longest n with at most ``words`` words of each length up to n (at least 1); over
+    one letter (one word per length), 100 or ``words`` if fewer."""
+    if k == 1:
+        return min(words, ONE_LETTER_LENGTH)
     n = 1
     while k ** (n + 1) <= words:
         n += 1
