@@ -185,3 +185,63 @@ def test_limits_refuse_with_the_number(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rc, "MAX_BUILT", 50)
     with pytest.raises(HardsoftError, match="passed 50 distinct nodes"):
         formula_for(dfa_from_regex(DYCK3, "ab"))
+
+
+def test_cli_compiles_a_regex_and_says_what_it_built(tmp_path: Path) -> None:
+    from ._cli import run_cli
+
+    out = tmp_path / "aab.safetensors"
+    r = run_cli("compile", "--regex", "(aab)*", "--alphabet", "ab", "-o", str(out), "--json")
+    assert r.rc == 0, r.err
+    rec = json.loads(r.out)  # exactly one JSON object
+    assert rec["class"] == "star-free" and rec["monoid_size"] == 12 and not rec["refused"]
+    assert rec["formula_size"]["dag_after"] <= rec["formula_size"]["dag_before"]
+    assert rec["model_check"]["mismatches"] == 0 and rec["certificate"]["layers"] > 0
+    assert rec["empty_word"]["member"] is True and out.is_file()
+
+
+def test_cli_refuses_a_non_solvable_dfa_with_exit_1(tmp_path: Path) -> None:
+    from ._cli import run_cli
+
+    path = _permutation_dfa(tmp_path, "a5", [1, 2, 3, 4, 0], [1, 2, 0, 3, 4])
+    out = tmp_path / "never.safetensors"
+    r = run_cli("compile", "--dfa", str(path), "-o", str(out), "--json")
+    assert r.rc == 1, r.err  # a negative result, not a usage error
+    rec = json.loads(r.out)
+    assert rec["refused"] and rec["class"] == "non-solvable" and rec["output"] is None
+    assert "A5" in rec["reason"] and "Barrington (1989)" in rec["reason"]
+    assert "'a'" in rec["reason"] and "'b'" in rec["reason"]  # the two generating words
+    assert not out.exists()
+    human = run_cli("compile", "--dfa", str(path))
+    assert human.rc == 1 and "refused" in human.out and "Barrington (1989)" in human.out
+    assert run_cli("compile", "--dfa", str(path), "--target", "nope").rc == 2
+
+
+def test_the_experiment_compiles_and_refuses_by_class() -> None:
+    from hardsoft.experiments.regular import _one
+    from hardsoft.languages import get_language
+    from hardsoft.report.claims import CLAIMS
+
+    star = _one("(aab)*", dfa_from_regex("(aab)*", "ab"))
+    assert star["class"] == "star-free" and star["unique_hard_strict"] and not star["mismatches"]
+    assert star["proved_every_length"] and star["max_n"] >= 256
+    count = _one("(aa)*", dfa_from_regex("(aa)*", "ab"))
+    assert count["class"] == "solvable" and not count["unique_hard_strict"]
+    a5 = get_language("a5-identity").automaton()
+    assert a5 is not None
+    refused = _one("a5", a5)
+    assert refused["refused"] and refused["group"] == "A5" and refused["monoid_size"] == 60
+    metrics = {"mismatches": 0, "compiled": 2, "star_free": 1, "star_free_unique_only": 1,
+               "refused_groups": ["A5"], "proved_every_length": True}  # fmt: skip
+    assert CLAIMS["regular-compiled"].judge(metrics)[0] == "extends"
+    assert CLAIMS["regular-compiled"].judge({**metrics, "mismatches": 1})[0] == "deviates"
+
+
+def test_a_one_letter_alphabet_compiles() -> None:
+    """(aa)* over the one letter a: one word per length (the checks' lengths are capped)."""
+    from hardsoft.regular.compile import ONE_LETTER_LENGTH, exhaustive_length
+
+    assert exhaustive_length(1) == ONE_LETTER_LENGTH and exhaustive_length(2) == 8
+    compiled = compile_regular(dfa_from_regex("(aa)*", "a"), "hard")
+    assert compiled.record["class"] == "solvable" and compiled.record["monoid_size"] == 2
+    assert compiled.record["model_check"]["mismatches"] == 0

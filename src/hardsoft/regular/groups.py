@@ -233,11 +233,14 @@ def describe(m: Monoid, group: list[int], perms: list[list[int]]) -> dict[str, A
     name, order = group_name(perms, solvable)
     if order != len(group):
         raise HardsoftError("internal: the permutation group does not have the group's order")
+    factors = composition_factors(m, group)
+    if name.startswith("a ") and len(factors) == 1 and order in SIMPLE_NAMES:
+        name = factors[0]  # simple, and below 10,000 one simple group has each order
     return {
         "name": name,
         "order": order,
         "solvable": solvable,
-        "composition_factors": composition_factors(m, group),
+        "composition_factors": factors,
         "degree": len(perms[0]) if perms else 0,
     }
 
