@@ -1,7 +1,7 @@
 """Regular languages compiled into transformers (hardsoft.regular), checked against outside
-ground truth: automata-lib's DFA of the same expression (not ours: pyformlang builds ours) at
-every position of every word up to length 10 and of random words up to 10^4, and the class
-read from the model's own heads (the atlas's class check)."""
+ground truth: automata-lib's DFA of the same expression (not ours: hardsoft.languages.regular
+builds ours) at every position of every word up to length 10 and of random words up to 10^4,
+and the class read from the model's own heads (the atlas's class check)."""
 
 from __future__ import annotations
 

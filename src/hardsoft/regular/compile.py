@@ -3,7 +3,7 @@ or the reason no construction is known.
 
 The steps, each checked before the next:
 
-1. the minimal DFA (pyformlang, :mod:`hardsoft.languages.regular`) and its transition monoid,
+1. the minimal DFA (:mod:`hardsoft.languages.regular`) and its transition monoid,
    the syntactic monoid (:mod:`hardsoft.regular.monoid`), refused past :data:`MAX_MONOID`;
 2. the class (:mod:`hardsoft.regular.classify`); a non-solvable one is refused, with the group;
 3. the translation into a past formula true at position i iff ``w_1..w_i`` is in the language
