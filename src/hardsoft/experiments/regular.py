@@ -18,6 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FormatStrFormatter  # noqa: E402
 
 from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
 from hardsoft.languages import get_language  # noqa: E402
@@ -95,6 +96,9 @@ def _figure(ctx: Context, rows: list[dict[str, Any]]) -> str:
         ax.scatter([], [], color=color, label=cls)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # plain numbers, not 2×10⁰
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(FormatStrFormatter("%g"))
     ax.set_xlabel("syntactic monoid size")
     ax.set_ylabel("formula size (distinct nodes, after shrinking)")
     ax.set_title("Regular languages compiled: formula size by monoid size")
