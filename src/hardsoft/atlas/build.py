@@ -45,7 +45,7 @@ from hardsoft.atlas.table import (
 from hardsoft.errors import HardsoftError
 from hardsoft.model.io import atomic_write
 
-VERSION = "8"
+VERSION = "9"
 """Bump when an evidence producer changes: stored cells of another version are rerun."""
 EVIDENCE_FILE = "evidence.json"
 VERDICTS = ("agrees", "DISAGREES", "measured", "not run here", "no evidence")

@@ -4,7 +4,7 @@ A theorem says what a model class can or cannot do for languages with some prope
 check here tests that property of the row's language against its oracle (or decides it):
 
 * ``not-star-free`` — the star-free decision of the row's regular expression
-  (:mod:`hardsoft.atlas.starfree`): a witness word of period > 1 in the syntactic monoid;
+  (:mod:`hardsoft.regular.starfree`): a witness word of period > 1 in the syntactic monoid;
 * ``not-regular`` — a Myhill–Nerode fooling set: the prefixes u^i are pairwise separated by
   the suffixes v^i (every pair i < j ≤ N checked with the oracle);
 * ``same-language`` — the row's oracle is the theorem's language (PARITY, MAJORITY, DYCK-1),

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hardsoft.atlas.starfree import decide_star_free
 from hardsoft.atlas.table import Column, EvidenceKind, Features, LayerNorm, Masks, Row, Status
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import Language, get_language
 from hardsoft.languages.regular import RegularLanguage, dfa_from_regex
 from hardsoft.model.transformer import Transformer
+from hardsoft.regular.starfree import decide_star_free
 
 MODEL_FILE = "model.safetensors"
 CHECK_FILE = "check.json"

@@ -5,7 +5,8 @@ the row's registered language declares (:meth:`~hardsoft.languages.Language.auto
 
 So a regular row settles exactly the columns that machinery settles for a user's row of the
 same DFA, and gains every column it learns to settle. One job per row: the record (the
-decision, and for a star-free row the search, the model and its check) is stored under
+decision, the class, every target's model compiled by :mod:`hardsoft.regular` and its check
+against the DFA, :mod:`hardsoft.atlas.regular_models`) is stored under
 ``OUT/cells/ROW/regular/`` and every cell it gives under ``OUT/cells/ROW/COLUMN/``, reused while
 the atlas version, the mode and the DFA are the same. On top of the machinery, the row's
 expected answer (``Row.star_free``, the theory's) must be what the decision finds: otherwise
@@ -76,7 +77,7 @@ def build(row: Row, out: Path, quick: bool, version: str) -> list[dict[str, Any]
     folder = _folder(out, row)
     folder.mkdir(parents=True, exist_ok=True)
     source = {"language": row.language}
-    record = settle(describe(row.id, dfa, source, _regenerate(row, quick)), folder)
+    record = settle(describe(row.id, dfa, source, _regenerate(row, quick)), folder, out)
     seconds = round(time.perf_counter() - started, 3)
     meta = {"version": version, "quick": quick, "seconds": seconds, "record": record}
     write_json(folder / RECORD_FILE, meta)

@@ -1,16 +1,24 @@
-"""Rows a user brings: a regular language (a regular expression or a DFA file) whose
-star-freeness is *decided* (:mod:`hardsoft.atlas.starfree`), which by Yang, Chiang & Angluin
-(2024) settles the column "unique-hard, strict masks, no position features":
+"""Rows a user brings: a regular language (a regular expression or a DFA file). Its
+star-freeness is *decided* (:mod:`hardsoft.regular.starfree`), which by Yang, Chiang & Angluin
+(2024) settles the column "unique-hard, strict masks, no position features", and it is
+*compiled* (:mod:`hardsoft.regular`, through :mod:`hardsoft.atlas.regular_rows`) for every
+target, each model checked exactly against the DFA and placed in the columns its class allows:
 
-* not star-free: **impossible** (proof: the decision, with its witness);
-* star-free, with a formula found by the bounded search, compiled and checked exactly against
-  the DFA: **constructed** (proof: the checked model, and the decision);
-* star-free, no formula found within the search's budget: **possible** (proof: the decision
-  and the theorem; no model is built).
+* not star-free: **impossible** in that column (proof: the decision, with its witness); a
+  solvable language's other construction columns are **constructed** (counting heads); a
+  non-solvable one is NC¹-complete (Barrington 1989): **impossible** for unique-hard attention
+  with position features, **open** elsewhere ("no construction known");
+* star-free: **constructed** (proof: the checked model, and the decision); **possible** only
+  when a size limit refused the construction (the row says which number was too big).
+
+A bounded search for a short past formula (:mod:`hardsoft.atlas.ltl_search`) runs first on a
+star-free row; a formula it finds (checked at every length like the translation's) is used in
+place of the translation's, for readability.
 
 ``add_row`` writes ``DIR/rows/NAME.json`` (the expression, the minimal DFA, the decision, the
-status) and ``DIR/rows/NAME.dfa.json`` (the minimal DFA as a DFA file); the atlas reads every
-stored row, and :func:`hardsoft.atlas.build.refresh_page` puts it on an existing page.
+class, the models), ``DIR/rows/NAME.dfa.json`` (the minimal DFA as a DFA file) and the models
+under ``DIR/rows/NAME/``; the atlas reads every stored row, and
+:func:`hardsoft.atlas.build.refresh_page` puts it on an existing page.
 """
 
 from __future__ import annotations
@@ -20,13 +28,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from hardsoft.atlas.ltl_search import outcome
 from hardsoft.atlas.program_rows import describe as describe_program_row
 from hardsoft.atlas.program_rows import program_cells
 from hardsoft.atlas.row_files import check_row_name, write_json
-from hardsoft.atlas.starfree import decide_star_free
 from hardsoft.errors import HardsoftError
 from hardsoft.languages.regular import DFA, dfa_from_file, dfa_from_regex
+from hardsoft.regular.starfree import decide_star_free
 from hardsoft.validate import alphabet as validate_alphabet
 
 STAR_FREE_COLUMN = "uhat-strict"
@@ -89,32 +96,39 @@ def describe(name: str, dfa: DFA, source: dict[str, Any], command: str) -> dict[
     }
 
 
-def settle(record: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """Build what the row's record promises (models and checks under ``folder``) and set its
-    status: the step after :func:`describe`, shared by ``atlas add-row`` and the built-in
-    regular rows."""
+def settle(record: dict[str, Any], folder: Path, out: Path | None = None) -> dict[str, Any]:
+    """Build what the row's record promises and set its status: the step after
+    :func:`describe`, shared by ``atlas add-row`` and the built-in regular rows. A star-free
+    row first gets the bounded search's short formula (a shortcut, checked at every length
+    like the translation's); then every row is compiled by :mod:`hardsoft.regular` for every
+    target (:func:`hardsoft.atlas.regular_models.construct_regular`), its DFA file and models
+    under ``folder``, paths in the record relative to ``out`` (default: ``folder``'s parent,
+    the atlas folder of ``DIR/rows``)."""
+    from hardsoft.atlas.regular_models import construct_regular
+    from hardsoft.logic import parse
+
+    out = folder.parent if out is None else out
+    dfa = dfa_from_file_dict(record["dfa"])
+    write_json(folder / f"{record['name']}.dfa.json", record["dfa"])
+    shortcut = None
     if record["star_free"]:
-        dfa = dfa_from_file_dict(record["dfa"])
-        record["construction"] = construct(record["name"], dfa, folder)
+        record["construction"] = search_formula(dfa)
+        if record["construction"].get("verified"):
+            shortcut = parse(record["construction"]["formula"], alphabet=dfa.alphabet)
+    record["regular"] = construct_regular(record["name"], dfa, folder, out, shortcut)
     record["status"] = status_of(record)
     return record
 
 
-def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
-    """For a star-free row: search a past-LTL formula (:mod:`hardsoft.atlas.ltl_search`),
-    verify it with the logic evaluator on every word up to the search length, compile it for
-    unique-hard attention with strict masks and check the model exactly against the DFA. The
-    record says what was found and shown (``formula`` None: the bounded search found none)."""
-    from hardsoft.atlas.evidence import class_violations
-    from hardsoft.atlas.ltl_search import affordable_length, search, simplify
-    from hardsoft.atlas.table import column
-    from hardsoft.check import check_language
-    from hardsoft.compile import compile_formula
+def search_formula(dfa: DFA) -> dict[str, Any]:
+    """For a star-free row: search a short past-LTL formula (:mod:`hardsoft.atlas.ltl_search`)
+    and verify it with the logic evaluator on every word up to the search length. The record
+    says what was found (``formula`` None: the bounded search found none); the formula is then
+    checked at every length and compiled with the row's other models."""
+    from hardsoft.atlas.ltl_search import search, simplify
     from hardsoft.languages.base import all_words
-    from hardsoft.languages.regular import RegularLanguage
     from hardsoft.logic import evaluate
     from hardsoft.logic.syntax import to_text
-    from hardsoft.model.io import save_model
 
     formula, stats = search(dfa)
     if formula is None:
@@ -128,34 +142,7 @@ def construct(name: str, dfa: DFA, folder: Path) -> dict[str, Any]:
         for b, w in enumerate(words)
         for i in range(length)
     )
-    if not agree:  # the search's operators and the evaluator disagree: say so
-        return {"formula": to_text(formula), "search": stats, "verified": False}
-    model = compile_formula(formula, dfa.alphabet, "hard", False, n=1000)
-    k = len(dfa.alphabet)
-    exhaustive = affordable_length(k, {2: 12, 3: 8}.get(k, 6))
-    rep = check_language(
-        model,
-        RegularLanguage(name, dfa),
-        exhaustive_max_n=exhaustive,
-        random_n=[64, 256],
-        samples=16,
-    )
-    path = folder / f"{name}.model.safetensors"
-    save_model(model, path)
-    return {
-        "formula": to_text(formula),
-        "search": stats,
-        "verified": True,
-        "model": str(path),
-        "checked_to_n": rep["max_n"],
-        "exhaustive_to_n": exhaustive,
-        "mismatches": rep["mismatches"],
-        "outside_class": class_violations(model, column(STAR_FREE_COLUMN)),
-        "command": (
-            f"hardsoft compile {shlex.quote(to_text(formula))} --alphabet "
-            f"{shlex.quote(''.join(dfa.alphabet))} --target hard -o {shlex.quote(str(path))}"
-        ),
-    }
+    return {"formula": to_text(formula), "search": stats, "verified": agree}
 
 
 def _refuse_overwrite(rows: Path, record: dict[str, Any]) -> None:
@@ -177,14 +164,14 @@ def _refuse_overwrite(rows: Path, record: dict[str, Any]) -> None:
 
 
 def status_of(record: dict[str, Any]) -> str:
-    """The cell's status from a stored record: impossible (not star-free), constructed (a
-    model checked exactly against the DFA) or possible (star-free, no model built)."""
+    """The star-free cell's status from a stored record: impossible (not star-free),
+    constructed (a model checked exactly against the DFA, in the column's class) or possible
+    (star-free, no model built: a size limit refused it)."""
+    from hardsoft.atlas.regular_models import settled
+
     if not record["star_free"]:
         return "impossible"
-    con = record.get("construction") or {}
-    if con.get("verified") and con.get("mismatches") == 0 and not con.get("outside_class"):
-        return "constructed"
-    return "possible"
+    return "constructed" if STAR_FREE_COLUMN in settled(record) else "possible"
 
 
 def add_row(
@@ -202,7 +189,6 @@ def add_row(
     if not force:
         _refuse_overwrite(rows, record)
     settle(record, rows)
-    write_json(rows / f"{name}.dfa.json", record["dfa"])
     record["evidence_path"] = str(rows / f"{name}.json")
     write_json(rows / f"{name}.json", record)
     return record
@@ -237,7 +223,9 @@ def user_cells(rec: dict[str, Any], out: Path) -> list[dict[str, Any]]:
     row's checked models settle (:mod:`hardsoft.atlas.program_rows`)."""
     if rec.get("kind") == "program":
         return program_cells(rec, out)
-    return [user_cell(rec, out)]
+    from hardsoft.atlas.regular_models import regular_cells
+
+    return [user_cell(rec, out), *regular_cells(rec, out)]
 
 
 def user_row_entry(rec: dict[str, Any]) -> dict[str, Any]:
@@ -246,6 +234,31 @@ def user_row_entry(rec: dict[str, Any]) -> dict[str, Any]:
     if rec.get("kind") == "program":
         return {"id": rec["name"], "title": rec["name"], "note": describe_program_row(rec)}
     return {"id": rec["name"], "title": rec["name"]}
+
+
+def _star_free_summary(
+    rec: dict[str, Any], summary: str, artefacts: dict[str, str], commands: list[str]
+) -> tuple[str, bool]:
+    """The star-free cell's summary: the hard model that settles it, or why none does."""
+    from hardsoft.atlas.regular_models import settled
+
+    reg = rec.get("regular") or {}
+    models = settled(rec).get(STAR_FREE_COLUMN, [])
+    if models:
+        t = models[0]
+        source = reg.get("formula_source") or "the translation (docs/regular.md)"
+        summary += (
+            f"; past formula from {source} ({reg['formula_size']['dag_after']} distinct nodes, "
+            f"equal to the DFA at every length) compiled for unique-hard attention with strict "
+            f"masks: {t['mismatches']} mismatches to n = {t['max_n']}"
+        )
+        artefacts["model"] = t["model"]
+        commands.append(t["command"])
+        return summary, t["mismatches"] == 0
+    if rec["star_free"]:
+        why = reg.get("refused") or "no hard model in the column's class was built"
+        summary += f"; a model exists by the theorem, none is built here: {why}"
+    return summary, True
 
 
 def user_cell(rec: dict[str, Any], out: Path) -> dict[str, Any]:
@@ -258,28 +271,9 @@ def user_cell(rec: dict[str, Any], out: Path) -> dict[str, Any]:
         summary = f"star-free: aperiodic syntactic monoid ({rec['monoid_size']} elements)"
     else:
         summary = f"not star-free: {rec['witness']['claim']}"
-    con = rec.get("construction") or {}
     artefacts = {"decision": str(Path("rows") / f"{rec['name']}.json")}
     commands = [rec["command"] + f" --out {out}"]
-    agrees = True
-    if con.get("verified"):
-        summary += (
-            f"; formula {con['formula']} compiled for unique-hard attention with strict "
-            f"masks: {con['mismatches']} mismatches to n = {con['checked_to_n']}"
-        )
-        artefacts["model"] = str(Path(con["model"]).relative_to(out))
-        commands.append(con["command"])
-        agrees = con["mismatches"] == 0 and not con.get("outside_class")
-    elif rec["star_free"] and con.get("formula"):  # found, but the evaluator disagreed
-        summary += (
-            f"; the search's formula {con['formula']} failed its verification by the logic "
-            "evaluator: a model exists by the theorem, none is built here"
-        )
-    elif rec["star_free"]:
-        summary += (
-            f"; {outcome(con.get('search') or {})}: a model exists by the theorem, none is "
-            "built here"
-        )
+    summary, agrees = _star_free_summary(rec, summary, artefacts, commands)
     source = rec.get("regex") or f"DFA file {rec.get('dfa_file')}"
     return {
         "row": rec["name"],

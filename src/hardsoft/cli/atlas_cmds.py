@@ -123,8 +123,10 @@ def add_row_cmd(
 
     --regex / --dfa: decide whether the regular language is star-free (aperiodic syntactic
     monoid, Schützenberger 1965), which by Yang, Chiang & Angluin (2024) decides the column
-    unique-hard / strict masks / no position features: impossible if not, constructed if the
-    bounded formula search finds a formula (compiled and checked), possible otherwise.
+    unique-hard / strict masks / no position features, and compile it (docs/regular.md) for
+    every target: each model is checked against the DFA and settles the columns whose class
+    it lies in. A non-solvable language (NC1-complete, Barrington 1989) gets no model: its
+    cells say "no construction known".
 
     --program: the language the program accepts (its last statement true at the last
     position). The program is compiled to every target of its notation and each model is
@@ -150,26 +152,7 @@ def add_row_cmd(
     if as_json:
         print_json(record)
         return
-    verdict = "star-free" if record["star_free"] else "NOT star-free"
-    console.print(
-        f"{name}: {verdict} (minimal DFA {record['minimal_dfa_states']} states, syntactic "
-        f"monoid {record['monoid_size']} elements)"
-    )
-    if record["star_free"]:
-        console.print(f"evidence: {record['evidence']}")
-        con = record.get("construction") or {}
-        if con.get("verified"):
-            console.print(
-                f"formula: {con['formula']} -> unique-hard model, strict masks, "
-                f"{con['mismatches']} mismatches to n = {con['checked_to_n']} "
-                f"(all words to n = {con['exhaustive_to_n']}): {con['model']}"
-            )
-        else:
-            from hardsoft.atlas.ltl_search import outcome
-
-            console.print(f"{outcome(con.get('search') or {})}; no model is built")
-    else:
-        console.print(f"witness: {record['witness']['claim']}")
+    _print_regular_row(name, record)
     console.print(f"=> {record['transformer_verdict']} [{record['status']}, proof]")
     console.print(f"stored: {record['evidence_path']}")
     page = Path(out) / "index.html"
@@ -178,6 +161,34 @@ def add_row_cmd(
     else:
         console.print(
             f"no current atlas page in {out}: `hardsoft atlas --out {out}` builds it, with this row"
+        )
+
+
+def _print_regular_row(name: str, record: dict) -> None:
+    """The decision, the class and each model of a regular row."""
+    reg = record.get("regular") or {}
+    verdict = "star-free" if record["star_free"] else "NOT star-free"
+    console.print(
+        f"{name}: {verdict}, {reg.get('class', 'class not decided')} (minimal DFA "
+        f"{record['minimal_dfa_states']} states, syntactic monoid {record['monoid_size']} "
+        "elements)"
+    )
+    if record["star_free"]:
+        console.print(f"evidence: {record['evidence']}")
+    else:
+        console.print(f"witness: {record['witness']['claim']}")
+    if reg.get("refused"):
+        console.print(f"no model built: {reg['refused']}")
+    elif reg.get("class") == "non-solvable":
+        console.print(f"no model built: {reg['reason']}")
+    else:
+        source = reg.get("formula_source") or "the translation"
+        console.print(f"formula ({source}): {reg['formula'][:300]}", markup=False)
+    for t in reg.get("targets", []):
+        where = ", ".join(t["columns"]) or "no column's class"
+        console.print(
+            f"  {t['target']}: {t['mismatches']} mismatches to n = {t['max_n']} (all words to "
+            f"n = {t['exhaustive_to_n']}) -> {where}: {t['model']}"
         )
 
 

@@ -9,7 +9,14 @@ import typer
 
 from hardsoft import validate
 from hardsoft.cli import app
-from hardsoft.cli.common import console, int_option, output_file_option, print_json
+from hardsoft.cli.certificates import print_certificate
+from hardsoft.cli.common import (
+    console,
+    input_file_option,
+    int_option,
+    output_file_option,
+    print_json,
+)
 from hardsoft.cli.run_options import apply_dtype, dtype_option
 from hardsoft.errors import HardsoftError
 
@@ -70,73 +77,6 @@ def parse_outputs(specs: list[str], alphabet: str | None) -> tuple[list[tuple[st
     return pairs, alphabets.pop()
 
 
-def print_certificate(cert: dict) -> None:
-    """A human-readable summary of a certificate."""
-    console.print(f"formula    {cert['formula']}   ({cert['fragment']})")
-    if len(cert.get("outputs", [])) > 1 or (cert.get("outputs") and cert["outputs"][0]["name"]):
-        for o in cert["outputs"]:
-            console.print(f"output {o['output_coordinate']}   {o['name']} = {o['formula']}")
-    console.print(
-        f"target     {cert['target']}{' (causal: future masks only)' if cert['causal'] else ''}"
-        f"   --masks {cert['masks_mode']}: {', '.join(cert['masks']) or '-'}"
-    )
-    console.print(
-        f"size       {cert['layers']} layers, {cert['heads_total']} heads, residual width "
-        f"{cert['residual_width']}, {cert['parameters']} parameters "
-        f"({cert['distinct_nodes']} distinct nodes, formula size {cert['formula_size']})"
-    )
-    feats = ", ".join(
-        f"{f['name']}{'' if f['bounded'] else ' (unbounded)'}" for f in cert["position_features"]
-    )
-    console.print(f"features   {feats}")
-    if cert["tau"]:
-        for t in cert["tau"]:
-            console.print(
-                f"tau(n)     {t['expression']} = {t['value_at_n']:.3g} at n = {cert['n']} "
-                f"({t['heads']} heads)"
-            )
-    console.print(f"order      {cert['tau_order']}")
-    fl = cert["float_limits"]
-    if fl["float64"] is not None:
-        console.print(
-            f"rounding   within the bounds up to n = {fl['float64']} in float64, "
-            f"{fl['float32']} in float32 (binding: {', '.join(fl['binding_heads'])})"
-        )
-    independent = "yes" if cert["n_independent"] else "no"
-    console.print(f"n-free     computation at position i independent of n: {independent}")
-    for h in cert["heads"]:
-        console.print(
-            f"head {h['layer']}.{h['head']}   {h['gadget']:<22} {h['weighting']:<9} "
-            f"{h['mask']:<13} {h['theorem']}"
-        )
-    if "layer_norm" in cert:
-        print_layer_norm(cert)
-        return
-    console.print(
-        f"error      max proven head error {cert['max_error_bound']:.3g} "
-        f"< rounding margin {cert['rounding_margin']:.3g}: {cert['bounds_below_margin']}"
-    )
-
-
-def print_layer_norm(cert: dict) -> None:
-    """The layer-norm part of a soft-ln certificate: margin, pre-norm scale, what ε does."""
-    ln = cert["layer_norm"]
-    console.print(f"layer norm {ln['placement']}, ε = {ln['eps']:g}", markup=False)
-    console.print(f"margin     {ln['margin']['output']}", markup=False, soft_wrap=True)
-    console.print(f"pre-norm   {ln['margin']['pre_norm']}", markup=False, soft_wrap=True)
-    for row in ln["eps_effect"]["at"]:
-        lo, hi = row["margin_at_least_quarter_up_to_n"], row["margin_below_quarter_from_n"]
-        exact = row["exact_up_to_n"]
-        margin = "every n" if lo is None else f"n <= {lo:,}"
-        if hi is not None:
-            margin += f" (below 1/4 from n = {hi:,})"
-        proven = "every n" if exact is None else f"n <= {exact:,}"
-        console.print(
-            f"ε = {row['eps']:g}   margin >= 1/4 for {margin}; proven exact for {proven}",
-            markup=False,
-        )
-
-
 @app.command("compile")
 def compile_cmd(
     formula: str = typer.Argument(
@@ -149,6 +89,16 @@ def compile_cmd(
         "--output",
         help="A named output NAME=FORMULA (repeatable, in order): output coordinate k is the "
         "k-th output's value.",
+    ),
+    regex: str = typer.Option(
+        None,
+        "--regex",
+        help="Compile a regular language given by this expression (| * + ? ( ) [ab], . or Σ "
+        "for any symbol, x{m,n}) into a model whose output at i is the membership of the "
+        "prefix of length i; the alphabet defaults to the symbols it mentions (docs/regular.md).",
+    ),
+    dfa: Path = input_file_option(
+        "--dfa", help="Compile the regular language of this DFA file (JSON, docs/regular.md)."
     ),
     alphabet: str = typer.Option(None, "--alphabet", "-a", help="The input alphabet, e.g. 01."),
     target: str = typer.Option(
@@ -172,10 +122,26 @@ def compile_cmd(
 ) -> None:
     """Compile FORMULA (or the named --output formulas) into a transformer whose output is the
     formula's value (exactly 0/1) at every position; print the certificate (features, tau(n),
-    error bounds, size)."""
+    error bounds, size).
+
+    --regex / --dfa: a regular language instead. Its syntactic monoid decides the class:
+    star-free (past LTL; --target hard gives unique-hard heads with strict masks and no
+    position features), solvable (past LTL with MOD of counts), or non-solvable (refused,
+    exit 1: NC1-complete by Barrington 1989, no construction known). The formula is checked
+    against the DFA at every length before it is compiled, the model after."""
     from hardsoft.compile import compile_formula
     from hardsoft.model import save_model
 
+    if regex is not None or dfa is not None:
+        from hardsoft.cli.regular_cmd import compile_regular_cmd
+
+        if formula is not None or output or causal:
+            raise HardsoftError(
+                "--regex/--dfa compile a language: give no FORMULA, --output "
+                "or --causal (the model is causal already)"
+            )
+        compile_regular_cmd(regex, dfa, alphabet, target, masks, out, n, as_json, dtype)
+        return
     if (formula is None) == (not output):
         raise HardsoftError("give either FORMULA or one or more --output NAME=FORMULA")
     if output:

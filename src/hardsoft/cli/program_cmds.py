@@ -177,7 +177,7 @@ def _print_summary(summary: dict) -> None:
     if "definition" in s:
         console.print(f"  {s['definition']}", markup=False, soft_wrap=True)
     if c and "layer_norm" in c:
-        from hardsoft.cli.compile_cmds import print_layer_norm
+        from hardsoft.cli.certificates import print_layer_norm
 
         print_layer_norm(c)
         _print_float_limits(c)
@@ -382,7 +382,7 @@ def _print_compiled(s: dict) -> None:
         console.print(f"certificate: {c['theorem']}", markup=False, soft_wrap=True)
     _print_float_limits(c)
     if "layer_norm" in c:  # soft-ln: τ = 1, the margin and ε instead of a temperature
-        from hardsoft.cli.compile_cmds import print_layer_norm
+        from hardsoft.cli.certificates import print_layer_norm
 
         print_layer_norm(c)
         return

@@ -18,7 +18,8 @@ import torch
 from hardsoft.compile import bounds as B
 from hardsoft.compile.targets import MaskMode, Target
 from hardsoft.craft import LinearForm
-from hardsoft.logic.syntax import Formula, fragment, size, to_text
+from hardsoft.logic.printer import shared_text
+from hardsoft.logic.syntax import Formula, fragment, size
 from hardsoft.model.features import parse_feature
 from hardsoft.model.spec import eval_tau
 from hardsoft.model.transformer import Transformer
@@ -130,14 +131,14 @@ def build_certificate(
     named = bool(outputs[0][0])
     return {
         "formula": (
-            to_text(formulas[0])
+            shared_text(formulas[0])
             if not named
-            else "; ".join(f"{nm}={to_text(f)}" for nm, f, _ in outputs)
+            else "; ".join(f"{nm}={shared_text(f)}" for nm, f, _ in outputs)
         ),
         "outputs": [
             {
                 "name": nm,
-                "formula": to_text(f),
+                "formula": shared_text(f),
                 "fragment": fragment(f).name,
                 "output_coordinate": k,
                 "readout": dict(form),

@@ -33,7 +33,8 @@ from hardsoft.compile.targets import TARGETS, MaskMode, Target
 from hardsoft.craft import CraftLayer, LinearForm, assemble, standard_residual
 from hardsoft.errors import HardsoftError
 from hardsoft.logic import parse
-from hardsoft.logic.syntax import Formula, to_text
+from hardsoft.logic.printer import shared_text
+from hardsoft.logic.syntax import Formula
 from hardsoft.model.features import parse_feature
 from hardsoft.model.spec import validate_output_names
 from hardsoft.model.transformer import Transformer
@@ -133,7 +134,7 @@ def compile_formula(
     if tgt is Target.SOFT_LN:  # future masks only: the past fragment, always causal
         causal = True
     roots = lower_all([f for _, f in outputs], alpha, causal, mode is MaskMode.NONSTRICT)
-    texts = [to_text(f) for _, f in outputs]
+    texts = [shared_text(f) for _, f in outputs]
     names = tuple(nm for nm, _ in outputs) if outputs[0][0] else ()
     shown = texts[0] if not names else "; ".join(f"{a}={t}" for a, t in zip(names, texts))
     flags = "".join([f", {tgt}", ", causal" if causal else "", f", {mode}"])[2:]

@@ -37,6 +37,7 @@ from hardsoft.logic.structure import subnodes
 
 __all__ = [
     "to_text",
+    "shared_text",
     "quote_symbol",
 ]
 
@@ -65,6 +66,40 @@ def to_text(node: Node) -> str:
             assert isinstance(sub, Term)
             memo[sub] = _term_text(sub, memo)
     return memo[node][0]
+
+
+SHARED_TEXT_NODES = 5_000
+"""A formula whose syntax tree has more nodes than this is printed with shared definitions."""
+
+
+def shared_text(node: Node, max_tree: int = SHARED_TEXT_NODES) -> str:
+    """:func:`to_text` when the syntax tree has at most ``max_tree`` nodes; otherwise the DAG
+    with its shared subformulas named, ``let $1 = …; $2 = … in …`` (each node printed once,
+    so the text grows with the number of distinct subformulas, not with the tree, which a
+    formula built with sharing can make exponentially larger). Not parseable by ``parse``."""
+    from hardsoft.logic.structure import children, size
+
+    if size(node) <= max_tree:
+        return to_text(node)
+    order = subnodes(node)
+    parents: dict[Node, int] = {}
+    for sub in order:
+        for c in children(sub):
+            parents[c] = parents.get(c, 0) + 1
+    memo: dict[Node, tuple[str, int]] = {}
+    lines: list[str] = []
+    for sub in order:
+        if isinstance(sub, Formula):
+            text = _formula_text(sub, memo)
+        else:
+            assert isinstance(sub, Term)
+            text = _term_text(sub, memo)
+        if parents.get(sub, 0) >= 2 and children(sub) and sub is not node:
+            name = f"${len(lines) + 1}"
+            lines.append(f"{name} = {text[0]}")
+            text = (name, _P_UNARY if isinstance(sub, Formula) else _T_ATOM)
+        memo[sub] = text
+    return "let " + "; ".join(lines) + " in " + memo[node][0]
 
 
 def _wrap(text_prec: tuple[str, int], needed: int) -> str:

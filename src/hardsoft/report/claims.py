@@ -231,6 +231,31 @@ def _tracr_lib(m: Mapping[str, Any]) -> tuple[str, str]:
 
 
 @claim(
+    "regular-compiled",
+    claim="Every regular language whose syntactic monoid holds only solvable groups compiles "
+    "into a transformer exact at every length (a star-free one with unique-hard heads only); "
+    "a non-solvable one is NC¹-complete and refused",
+    paper="Yang, Chiang & Angluin (2024) §5–6 (star-free languages and unique-hard attention); "
+    "Straubing, Thérien & Barrington (1988) (FO with modular counting); Barrington (1989) "
+    "(NC¹-completeness)",
+    what_ran="regular expressions and registered languages' DFAs: monoid, class, the "
+    "local-divisor translation into a past formula proved equal to the DFA, the hard model "
+    "checked against the DFA; the A5 word problem refused",
+)
+def _regular_compiled(m: Mapping[str, Any]) -> tuple[str, str]:
+    bad = int(m["mismatches"])
+    unique = m["star_free_unique_only"] == m["star_free"]
+    refused_right = all(g == "A5" for g in m["refused_groups"]) and bool(m["refused_groups"])
+    ok = bad == 0 and unique and refused_right and m["proved_every_length"]
+    key = (
+        f"{m['compiled']} compiled, {bad} mismatches; {m['star_free_unique_only']} of "
+        f"{m['star_free']} star-free models unique-hard only; refused: "
+        f"{', '.join(m['refused_groups']) or 'none'}"
+    )
+    return (EXTENDS if ok else DEVIATES), key
+
+
+@claim(
     "soft-attention-sensitivity",
     claim="Changing one input symbol moves a softmax transformer's last activation by O(1/n) "
     "(bounded position embeddings); models with τ(n) → 0 or unbounded ones escape",
