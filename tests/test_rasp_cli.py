@@ -63,7 +63,7 @@ def test_vocab_and_max_len_options(tmp_path: Path) -> None:
     src = write(
         tmp_path,
         "from hardsoft import rasp\n"
-        "program = rasp.numerical(rasp.Map(lambda i: i % 3, rasp.indices)).named('mod3')\n",
+        "program = rasp.numerical(rasp.Map(lambda i: i * i % 3, rasp.indices)).named('mod3')\n",
     )
     model = tmp_path / "m.safetensors"
     res = run_cli("program", "compile", str(src), "--vocab", "ab", "-o", str(model))
@@ -175,3 +175,29 @@ def test_options_for_the_other_mode_are_refused(tmp_path: Path) -> None:
     assert "unknown program notation '.txt'" in one_error(
         run_cli("program", "run", str(tmp_path / "x.txt"), "--input", "a")
     )
+
+
+def test_causal_compile_and_check(tmp_path: Path) -> None:
+    """--causal compiles Tracr's causal semantics; check --program reads it from the model."""
+    src = write(
+        tmp_path,
+        "from hardsoft import rasp\n"
+        "sel = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE)\n"
+        "program = rasp.numerical(rasp.SelectorWidth(sel)).named('width')\n",
+    )
+    model = tmp_path / "w.safetensors"
+    res = run_cli("program", "compile", str(src), "--vocab", "ab", "--causal", "-o", str(model),
+                  "--json")  # fmt: skip
+    assert res.rc == 0, res.err
+    assert json.loads(res.out)["causal"] is True
+    res = run_cli("check", str(model), "--program", str(src), "--exhaustive-max-n", "4",
+                  "--random-n", "30", "--samples", "2")  # fmt: skip
+    assert res.rc == 0, res.out + res.err
+    plain = tmp_path / "p.safetensors"
+    assert run_cli("program", "compile", str(src), "--vocab", "ab", "-o", str(plain)).rc == 0
+    res = run_cli("check", str(model), "--program", str(src), "--exhaustive-max-n", "3")
+    assert res.rc == 0  # the model says causal: checked against causal_eval, not evaluate
+    res = run_cli("check", str(plain), "--program", str(src), "--exhaustive-max-n", "3")
+    assert res.rc == 0
+    line = one_error(run_cli("program", "compile", "@dyck1", "--causal", "-o", str(plain)))
+    assert "--causal is for RASP programs" in line

@@ -106,6 +106,8 @@ def alphabet(value: Any, name: str = "alphabet") -> tuple[str, ...]:
     for a in symbols:
         if not isinstance(a, str) or len(a) != 1:
             raise HardsoftError(f"{name}: symbols must be single characters, got {a!r}")
+        if a == "\x00":  # numpy's strings drop it: words over it could not be evaluated
+            raise HardsoftError(f"{name}: the NUL character '\\x00' cannot be a symbol")
     seen: set[str] = set()
     for a in symbols:
         if a in seen:

@@ -19,8 +19,11 @@ from hardsoft.cli.common import (
     input_file_option,
     int_option,
     parse_int_list,
+    past_limit_note,
     path_argument,
+    precision_line,
     print_json,
+    refuse_empty_check,
     seed_option,
 )
 from hardsoft.cli.run_options import apply_dtype, check_streamed, dtype_option
@@ -134,8 +137,12 @@ def check_cmd(
     encoding the model declares). Exits 1 if any position disagrees.
 
     By default: every string of length 1 to 12 (8,190 strings over two symbols; lengths past
-    65,536 strings are sampled instead) and 32 random strings at each of n = 100, 1,000 and
-    10,000: about 450,000 positions over two symbols, seconds on an idle CPU. Progress goes to
+    65,536 strings are sampled instead), 32 random strings at each of n = 100, 1,000 and
+    10,000, and the hard words of those lengths (10 over two symbols, at most 32): about
+    560,000 positions over two symbols, seconds on an idle CPU. The hard words (`hard_lengths`;
+    also at the certified float limit where a random length lies past it) are the deepest
+    balanced words `a^k b^k` and their near misses, runs `a^n` and alternations, which random
+    words almost never are. Progress goes to
     stderr (per length, and per 16 strings from n = 1,000 on). A compiled model checked past
     its certificate's float limit for its dtype is warned about (stderr; `precision` in the
     JSON).
@@ -146,7 +153,7 @@ def check_cmd(
 
     `--stream --input-file FILE`: one long input, model and formula streamed side by side in
     chunks of --chunk positions (memory O(chunk)); the formula must be past-only."""
-    from hardsoft.check import check_formula, check_language
+    from hardsoft.check import check_formula, check_language, hard_lengths
     from hardsoft.cli.common import load_model
     from hardsoft.model.fastpath import fast_paths
     from hardsoft.model.precision import precision_report
@@ -181,6 +188,7 @@ def check_cmd(
     options = dict(
         exhaustive_max_n=exhaustive_max_n,
         random_n=lengths,
+        hard_n=hard_lengths(lengths, precision["certified_max_n"]),
         samples=samples,
         seed=seed,
         chunk_size=chunk_arg(chunk_size),
@@ -198,6 +206,7 @@ def check_cmd(
             report["reference"] = {"language": language}
     report["model"] = str(model_path)
     report["precision"] = precision
+    refuse_empty_check(report, "no length to check (--exhaustive-max-n 0 and no --random-n)")
     if precision["warning"]:  # after the run: a refused request stays one line
         err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
     if as_json:
@@ -208,6 +217,9 @@ def check_cmd(
             f"positions), lengths up to {report['max_n']}: {report['mismatches']} mismatching "
             f"strings, max |output - reference| = {report['max_abs_error']:.3g}"
         )
+        line = precision_line(precision)
+        if line:
+            console.print(line, markup=False)
         if _is_predictor(model):
             _print_by_length(report)
         if report["first_mismatch"]:
@@ -222,6 +234,7 @@ def check_cmd(
             console.print(
                 f"first mismatch: {word!r} (n = {fm['n']}) at position {fm['position']}: "
                 f"expected {expected}, got {got} ({shown} {fm['output']:.6g})"
+                + past_limit_note(fm["n"], precision)
             )
     if report["mismatches"]:
         raise typer.Exit(1)

@@ -234,9 +234,11 @@ def run_cmd(
     the summary (`--json`: `{"inputs": [{"n", "accept"}], "output", "shape", ...}`) is printed.
 
     A compiled model run past its certificate's float limit for the dtype (`float_limits`,
-    e.g. n <= 547 for compiled PARITY in float32) warns on stderr (after the run, or before a
-    long all-pairs run's first progress line; with `--stream`, after the first chunk);
-    `--json` has `precision` (`dtype`, `certified_max_n`, `beyond_limit`, `warning`). A head
+    e.g. n <= 547 for compiled PARITY in float32; a compiled program's, derived per model;
+    every float32 run where it is 0), or past the length a bounded model was compiled for
+    (`--max-len`), warns on stderr (after the run, or before a long all-pairs run's first
+    progress line; with `--stream`, after the first chunk); `--json` has `precision`
+    (`dtype`, `certified_max_n`, `length_bound`, `beyond_limit`, `warning`). A head
     of a long input that no fast path fits says so on stderr, with why and its progress.
 
     `--stream`: one input of any length, read from --input-file in chunks of --chunk positions

@@ -58,6 +58,8 @@ class Compiled:
     program: Program
     heads: list[HeadInfo] = field(default_factory=list)
     stages: dict[int, int] = field(default_factory=dict)
+    head_of: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """Where each ``Attend`` (by uid) is: (layer, head)."""
 
     @property
     def n_layers(self) -> int:
@@ -148,6 +150,7 @@ def compile_program(program: Program, *, name: str | None = None) -> Compiled:
     n_layers = (max_stage + 1) // 2
     layers = [CraftLayer() for _ in range(n_layers)]
     infos: list[HeadInfo] = []
+    head_of: dict[int, tuple[int, int]] = {}
     for x in [*nodes, *out_pwls]:
         s = stages[x.uid]
         if isinstance(x, PWL):
@@ -171,6 +174,7 @@ def compile_program(program: Program, *, name: str | None = None) -> Compiled:
             output = {coord[o.uid]: form(v) for o, v in zip(x.outs, x.values)}
             output[coord[x.found.uid]] = {ONE: 1.0}
             layers[ell].heads.append(AttentionHead("average", x.mask, query, key, output))
+            head_of[x.uid] = (ell, len(layers[ell].heads) - 1)
             infos.append(
                 HeadInfo(ell, len(layers[ell].heads) - 1, x.label, kind, gap, x.tie, x.mask)
             )
@@ -190,7 +194,7 @@ def compile_program(program: Program, *, name: str | None = None) -> Compiled:
             "program_gap": program.gap,
         },
     )
-    return Compiled(model=model, program=program, heads=infos, stages=stages)
+    return Compiled(model=model, program=program, heads=infos, stages=stages, head_of=head_of)
 
 
 def _check_gap_declarations(program: Program, infos: list[HeadInfo]) -> None:

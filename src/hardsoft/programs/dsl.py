@@ -370,14 +370,16 @@ def lookup_index(
     )
 
 
-def lookup_int(target: SOpLike, values: Sequence[SOpLike], label: str = "at") -> Attend:
+def lookup_int(
+    target: SOpLike, values: Sequence[SOpLike], label: str = "at", mask: str = "none"
+) -> Attend:
     """Attend to the position j = t for an integer t in [1, n]: score 2tj − j², gap ≥ 1.
-    (For t <= 0 it lands on j = 1.)"""
+    (For t <= 0 it lands on j = 1; with mask ``future``, t must be at most i.)"""
     return attend(
         [target, 1.0],
         [2.0 * Position("i"), -1.0 * Position("i^2")],
         values,
-        mask="none",
+        mask=mask,
         tie="average",
         gap="1",
         label=label,

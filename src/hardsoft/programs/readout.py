@@ -22,8 +22,14 @@ from hardsoft.errors import HardsoftError
 TOLERANCE = 1e-9
 """Relative tolerance for outputs read ``exact`` (means: float64 rounding of sums of n terms)."""
 
-UNITS = {"count/n": lambda i, n: n, "count/i": lambda i, n: i}
-"""How a count is carried: the divisor at 1-based position i of a length-n input."""
+UNITS = {
+    "count/n": lambda i, n: n,
+    "count/i": lambda i, n: i,
+    "mean*(n-1)/n": lambda i, n: n / (n - 1) if n > 1 else 1,
+}
+"""How a value is carried: the factor that decodes it at 1-based position i of a length-n
+input (a count carried as count/n or count/i; a mean over j != i as its sum over j != i
+divided by n)."""
 
 
 def program_outputs(meta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -43,7 +49,8 @@ def decode_one(entry: dict[str, Any], v: float, i: int, n: int) -> Any:
     if unit is not None:
         if unit not in UNITS:
             raise HardsoftError(f"output {entry.get('name')!r}: unknown unit {unit!r}")
-        return int(round(v * UNITS[unit](i, n)))
+        scaled = v * UNITS[unit](i, n)
+        return int(round(scaled)) if entry.get("read") == "round" else float(scaled)
     read = entry.get("read", "exact")
     if read == "round":
         return int(round(v))

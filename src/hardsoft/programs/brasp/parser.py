@@ -3,7 +3,9 @@ and the checks that make a list of statements a program.
 
 One statement per line; blank lines and ``#`` comments (a hardsoft extension: the simulator
 reads neither) are skipped. Names are letters, digits, ``_`` and ``?`` (as in the
-simulator's ``Y_?``), starting with a letter or ``_``. ``not`` is read as ``!``. Every
+simulator's ``Y_?``), starting with a letter or ``_``; a symbol that is none of these is
+declared quoted, ``Q_"("`` (escaped as :mod:`hardsoft.programs.quoting` says; a hardsoft
+extension). ``not`` is read as ``!``. Every
 problem is one :class:`~hardsoft.errors.HardsoftError`: syntax errors give the line, column
 and a caret under the offending character; the other checks name the statement and its line.
 """
@@ -34,6 +36,7 @@ from hardsoft.programs.brasp.syntax import (
     atoms,
     uses,
 )
+from hardsoft.programs.quoting import unescape
 
 GRAMMAR = r"""
 start: _NL? (stmt (_NL stmt)* _NL?)?
@@ -55,7 +58,7 @@ stmt: NAME _LPAR VAR _RPAR                                                   -> 
 
 TIE.2: /(leftmost|rightmost)(?![A-Za-z0-9_?])/
 NOT.2: /!|not(?![A-Za-z0-9_?])/
-NAME: /[A-Za-z_][A-Za-z0-9_?]*/
+NAME: /Q_"(\\.|[^"\n])*"|[A-Za-z_][A-Za-z0-9_?]*/
 VAR: /[ij]/
 MASK: /j[ \t]*<=[ \t]*i|i[ \t]*<=[ \t]*j|j[ \t]*<[ \t]*i|i[ \t]*<[ \t]*j|1/
 ZERO: "0"
@@ -185,17 +188,28 @@ def _statement(raw: _Raw, where: str) -> Statement:
             f"{raw.name}(i)"
         )
     if raw.kind == "declare":
-        if not (raw.name.startswith("Q_") and len(raw.name) == 3):
+        symbol = declared_symbol(raw.name)
+        if symbol is None:
             raise HardsoftError(
                 f"{head}{raw.name}(i) alone is a declaration, which must be Q_<symbol>(i) with "
-                f"one symbol (define a statement with {raw.name}(i) := ...)"
+                f'one symbol, or Q_"<symbol>"(i) quoted (define a statement with '
+                f"{raw.name}(i) := ...)"
             )
-        return Declare(raw.name, raw.line, raw.name[2])
+        return Declare(raw.name, raw.line, symbol)
     if raw.kind == "define":
         return Define(raw.name, raw.line, raw.parts[0])
     tie, mask, score, value, default = raw.parts
     compact = "".join(str(mask).split())
     return Attend(raw.name, raw.line, Tie(str(tie)), BMask(compact), score, value, default)
+
+
+def declared_symbol(name: str) -> str | None:
+    """The symbol a declaration ``Q_a`` or ``Q_"a"`` (quoted, escaped) tests; None if the name
+    declares no single symbol."""
+    if name.startswith('Q_"') and name.endswith('"') and len(name) >= 4:
+        symbol = unescape(name[3:-1])
+        return symbol if len(symbol) == 1 else None
+    return name[2] if name.startswith("Q_") and len(name) == 3 else None
 
 
 def parse_statements(text: str, where: str = "") -> list[Statement]:

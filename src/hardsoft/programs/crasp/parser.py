@@ -33,6 +33,7 @@ from hardsoft.programs.crasp.syntax import (
     Sym,
     Var,
 )
+from hardsoft.programs.quoting import unescape
 
 __all__ = ["GRAMMAR", "parse_expr", "parse_program"]
 
@@ -76,7 +77,7 @@ _ELSE: "else"
 _MIN: "min"
 _MAX: "max"
 NAME: /[A-Za-z_][A-Za-z_0-9]*/
-STRING: /"[^"\n]*"/
+STRING: /"(\\.|[^"\n])*"/
 INT: /[0-9]+/
 CMP: "==" | "!=" | "<=" | ">=" | "<" | ">"
 _ASSIGN: "="
@@ -185,7 +186,7 @@ class _Build(Transformer):
         return Count(e, str(guard))
 
     def sym(self, token: Token) -> Expr:
-        return Sym(str(token)[1:-1])
+        return Sym(unescape(str(token)[1:-1]))
 
     def true(self) -> Expr:
         return BoolLit(True)

@@ -20,6 +20,7 @@ from hardsoft.programs.crasp.interpret import evaluate
 from hardsoft.programs.crasp.parser import parse_program
 from hardsoft.programs.crasp.syntax import Type
 from hardsoft.programs.crasp.translate import translate
+from hardsoft.programs.quoting import STRING, unescape
 from hardsoft.programs.source import Notation, ProgramRun, Value, read_source
 
 __all__ = ["CRaspProgram", "from_text", "load", "DEFAULT_CERT_N"]
@@ -27,8 +28,18 @@ __all__ = ["CRaspProgram", "from_text", "load", "DEFAULT_CERT_N"]
 DEFAULT_CERT_N = 1000
 """The length at which a compiled program's certificate evaluates its bounds by default."""
 
-_PRAGMA = re.compile(r"^[ \t]*//[ \t]*alphabet:[ \t]*(\S+)[ \t]*$", re.MULTILINE)
-"""``// alphabet: SYMBOLS``: a comment declaring the program's alphabet (other tools ignore it)."""
+_PRAGMA = re.compile(rf"^[ \t]*//[ \t]*alphabet:[ \t]*({STRING}|\S+)[ \t]*$", re.MULTILINE)
+"""``// alphabet: SYMBOLS``: a comment declaring the program's alphabet (other tools ignore it);
+``// alphabet: "SYMBOLS"`` in double quotes, escaped (:mod:`hardsoft.programs.quoting`), for an
+alphabet with spaces, quotes, backslashes or characters that do not print."""
+
+
+def _declared(value: str) -> str:
+    """The alphabet a ``// alphabet:`` comment declares (quoted or not)."""
+    if len(value) >= 2 and value[0] == value[-1] == '"' and re.fullmatch(STRING, value):
+        return unescape(value[1:-1])
+    return value
+
 
 RESULTS = {
     "TL[Y]": "Thm. 13",
@@ -205,7 +216,9 @@ def from_text(
     else:
         pragmas = _PRAGMA.findall(text)
         if pragmas:
-            declared = validate.alphabet(pragmas[0], f"{where}: the '// alphabet:' comment")
+            declared = validate.alphabet(
+                _declared(pragmas[0]), f"{where}: the '// alphabet:' comment"
+            )
     checked = check_program(parse_program(text, in_file), alphabet=declared, where=where)
     if declared is None:
         if not checked.symbols:

@@ -62,6 +62,7 @@ class RaspProgram:
     source: str = ""
     max_len: int | None = None
     notation: Notation = Notation.RASP
+    causal: bool = False  # Tracr's causal_eval semantics (selectors restricted to j <= i)
     statements: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -85,7 +86,7 @@ class RaspProgram:
         """Every statement's values on ``word`` (:func:`~.evaluate.evaluate`, Tracr's
         semantics)."""
         xs = self.values_of(word)
-        values = evaluate_all(self.sop, xs, [s for _, s in self._table])
+        values = evaluate_all(self.sop, xs, [s for _, s in self._table], causal=self.causal)
         named = {nm: [_plain(v) for v in vals] for (nm, _), vals in zip(self._table, values)}
         out = named[self.statements[-1]]
         accept = bool(out) and out[-1] is not None and out[-1] == True  # noqa: E712
@@ -110,6 +111,7 @@ class RaspProgram:
             outputs=outputs,
             name=self.name,
             source=self.source,
+            causal=self.causal,
         )
         if masks == "nonstrict":
             strict = [
