@@ -149,7 +149,7 @@ def test_cli_compile_and_check(tmp_path) -> None:
 
 def test_cli_language_mode(tmp_path) -> None:
     path = tmp_path / "p.safetensors"
-    assert _invoke(["compile", "parity-mod", "--target", "hard", "-o", str(path)]).exit_code == 0
+    assert _invoke(["compile", "@parity-mod", "--target", "hard", "-o", str(path)]).exit_code == 0
     res = _invoke(
         [
             "check",

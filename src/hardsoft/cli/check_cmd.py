@@ -26,7 +26,13 @@ from hardsoft.cli.common import (
     refuse_empty_check,
     seed_option,
 )
-from hardsoft.cli.run_options import apply_dtype, check_streamed, dtype_option
+from hardsoft.cli.run_options import (
+    apply_dtype,
+    check_streamed,
+    dtype_option,
+    stream_chunk,
+    stream_chunk_option,
+)
 from hardsoft.errors import HardsoftError
 
 
@@ -129,7 +135,7 @@ def check_cmd(
         "formulas; docs/model.md).",
     ),
     input_file: Path = input_file_option(help="With --stream: the file holding the one input."),
-    stream_chunk: int = typer.Option(1 << 16, "--chunk", help="Positions per chunk with --stream."),
+    chunk: int | None = stream_chunk_option(),
 ) -> None:
     """Check MODEL at every position of every string up to --exhaustive-max-n and of
     --samples random strings per --random-n length, against --formula (the logic evaluator),
@@ -164,6 +170,7 @@ def check_cmd(
     model = apply_dtype(load_model(model_path, device=device), dtype)
     if (stream or input_file is not None) and program is not None:
         raise HardsoftError("--stream checks against --formula or --language, not --program")
+    positions = stream_chunk(stream, chunk, dense, chunk_size)
     if program is not None and _is_rasp(program):  # bounded models, undefined values
         from hardsoft.cli.source_cmds import check_source
 
@@ -182,7 +189,7 @@ def check_cmd(
         raise HardsoftError("--vocab is for RASP programs (FILE.py:NAME); others use the model's")
     if stream or input_file is not None:
         return check_streamed(
-            model, model_path, formula, language, input_file, stream_chunk, as_json, stream
+            model, model_path, formula, language, input_file, positions, as_json, stream
         )
     precision = precision_report(model.meta, model.dtype, max([exhaustive_max_n, *lengths]))
     options = dict(

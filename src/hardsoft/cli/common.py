@@ -325,10 +325,18 @@ def _path_arg(value: Any, name: str) -> Path:
 def load_model(path: str | Path, device: str = "cpu") -> Any:
     """:func:`hardsoft.model.load_model`, plus the acceptance readout of a model written by
     ``hardsoft train`` before it stored one (resolved by its declared process name:
-    :func:`hardsoft.learn.readout.declare_readout`)."""
+    :func:`hardsoft.learn.readout.declare_readout`); a compiled program's ``meta["program"]``
+    is checked (:func:`hardsoft.programs.readout.check_program_meta`)."""
     from hardsoft.model import load_model as _load
 
     model = _load(path, device=device)
+    if "program" in model.meta:
+        from hardsoft.programs.readout import check_program_meta
+
+        try:
+            check_program_meta(model.meta, model.spec.d_out)
+        except HardsoftError as exc:
+            raise HardsoftError(f"{str(path)!r}: {exc}") from None
     if "acceptance" in model.meta or "config" not in model.meta:
         return model  # nothing to resolve: skip importing the learning package
     from hardsoft.learn.readout import declare_readout

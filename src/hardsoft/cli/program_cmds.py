@@ -19,6 +19,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from hardsoft import validate
 from hardsoft.cli import app
 from hardsoft.cli.common import (
     console,
@@ -257,6 +258,13 @@ FILE_HELP = (
 )
 
 
+def program_path(file: str) -> Path:
+    """The file a program argument names (``@NAME`` resolved, ``:NAME`` dropped)."""
+    from hardsoft.programs.source import program_file
+
+    return program_file(file)
+
+
 def _alphabet_option() -> Any:
     return typer.Option(
         None,
@@ -293,6 +301,7 @@ def run_cmd(
 
     if not inputs:
         raise HardsoftError("give at least one --input WORD")
+    validate.protect_inputs({"FILE": program_path(file)}, {"--trace": trace})
     program = load_program(file, alphabet=alphabet)
     runs = [program.run(w) for w in inputs]
     if trace is not None:
@@ -460,6 +469,7 @@ def compile_cmd(
     from hardsoft.model.io import save_model
     from hardsoft.programs.source import DEFAULT_TARGETS, load_program
 
+    validate.protect_inputs({"FILE": program_path(file)}, {"-o": out})
     program = load_program(file, alphabet=alphabet)
     if causal:
         from hardsoft.programs.rasp.load import RaspProgram

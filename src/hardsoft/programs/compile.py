@@ -6,10 +6,12 @@ input embedding is stage 0. An ``Attend`` runs at the first attention stage afte
 reads, a ``PWL`` at the first feed-forward stage after its inputs.
 
 Every head is an *average*-hardmax head. Tie rules become scores: ``rightmost`` adds
-``(unit/2)·j/n`` to the score and ``leftmost`` subtracts it (Yang, Strobl, Chiang & Angluin
-(arXiv:2412.09925v1) Lemma 8), so the maximum is unique with gap ≥ unit/(2n) whenever distinct raw
-scores differ by ≥ unit. Heads without a score are uniform (W_Q = W_K = 0). Constants use the
-position feature ``1``."""
+``(3·unit/4)·j/n`` to the score and ``leftmost`` subtracts it (Yang, Strobl, Chiang & Angluin
+(arXiv:2412.09925v1) Lemma 8: a position term scaled below the gap), so the maximum is
+unique with gap ≥ 3·unit/(4n) whenever distinct raw scores differ by ≥ unit. The head declares
+the gap unit/(2n): the construction exceeds its declaration by half, so that float rounding of
+large scores (2kj − k² at n = 400 is 160,000) never takes the measured gap below it. Heads
+without a score are uniform (W_Q = W_K = 0). Constants use the position feature ``1``."""
 
 from __future__ import annotations
 
@@ -32,6 +34,9 @@ from hardsoft.programs.dsl import PWL, Attend, AttnOut, Linear, Position, Progra
 
 ONE = "pos:1"
 TIEBREAK_FEATURE = "i/n"
+TIEBREAK = 0.75
+"""The tie-break term's weight, in score units: below 1 (it never overrides a difference of
+raw scores), above the declared 1/2 (headroom against rounding: see the module docstring)."""
 
 
 @dataclass
@@ -166,11 +171,10 @@ def compile_program(program: Program, *, name: str | None = None) -> Compiled:
             gap = x.gap
             kind = "uniform" if x.uniform else "tieless"
             if x.tie in ("leftmost", "rightmost"):
-                delta = x.score_unit / 2.0
                 sign = 1.0 if x.tie == "rightmost" else -1.0
-                query.append({ONE: delta})
+                query.append({ONE: TIEBREAK * x.score_unit})
                 key.append({_pos_name(TIEBREAK_FEATURE): sign})
-                gap = f"{delta!r}/n"
+                gap = f"{x.score_unit / 2.0!r}/n"
             output = {coord[o.uid]: form(v) for o, v in zip(x.outs, x.values)}
             output[coord[x.found.uid]] = {ONE: 1.0}
             layers[ell].heads.append(AttentionHead("average", x.mask, query, key, output))

@@ -138,9 +138,10 @@ class Attend(SOp):
     """One attention head (see the module docstring).
 
     ``score_unit``: for leftmost/rightmost, distinct score values differ by at least this much
-    (1 for integer scores); the compiler adds the tie-breaking term ``± (unit/2)·j/n``, which
-    makes the head tieless with gap ``unit/(2n)``. ``gap``: for ``tie="average"`` heads with a
-    score, the author's declared gap γ(n) as an expression in n (checked, never trusted blindly).
+    (1 for integer scores); the compiler adds the tie-breaking term ``± (3·unit/4)·j/n``,
+    which makes the head tieless with gap ``3·unit/(4n)``, declared as ``unit/(2n)``.
+    ``gap``: for ``tie="average"`` heads with a score, the author's declared gap γ(n) as an
+    expression in n (checked, never trusted blindly).
     """
 
     query: list[Linear]

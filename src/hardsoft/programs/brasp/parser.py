@@ -15,8 +15,9 @@ from __future__ import annotations
 from functools import cache
 
 from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
+from hardsoft import validate
 from hardsoft.errors import HardsoftError, syntax_error
 from hardsoft.programs.brasp.syntax import (
     And,
@@ -45,9 +46,9 @@ stmt: NAME _LPAR VAR _RPAR                                                   -> 
     | NAME _LPAR VAR _RPAR _DEF expr                                         -> define
     | NAME _LPAR VAR _RPAR _DEF TIE _LBRACK MASK _COMMA expr _RBRACK expr _COLON expr -> attend
 
-?expr: expr _OR conj                    -> or_
+?expr: conj (_OR conj)+                 -> or_
      | conj
-?conj: conj _AND unary                  -> and_
+?conj: unary (_AND unary)+              -> and_
      | unary
 ?unary: NOT unary                       -> not_
       | atom
@@ -110,6 +111,9 @@ class _Raw:
 
 
 class _Build(Transformer):
+    """Parse tree → statements, built by the LALR parser as it reduces (no recursive walk of
+    a tree: a deeply nested expression cannot overflow Python's stack here)."""
+
     def start(self, c: list) -> list:
         return [x for x in c if isinstance(x, _Raw)]
 
@@ -123,10 +127,10 @@ class _Build(Transformer):
         return _Raw("attend", c[0], c[1], c[2:])
 
     def or_(self, c: list) -> Expr:
-        return Or(c[0], c[1])
+        return _chain(Or, c)
 
     def and_(self, c: list) -> Expr:
-        return And(c[0], c[1])
+        return _chain(And, c)
 
     def not_(self, c: list) -> Expr:
         return Not(c[1])
@@ -141,9 +145,38 @@ class _Build(Transformer):
         return Const(True)
 
 
+RESERVED = frozenset({"not", "leftmost", "rightmost"})
+"""Names the grammar reads as keywords wherever a statement is used."""
+
+LEFT_NESTED = 16
+"""Chains of ``&`` (or ``|``) up to this many operands nest to the left as written."""
+
+
+def _chain(op: type[And] | type[Or], operands: list[Expr]) -> Expr:
+    """``a & b & ...`` (or ``|``): left-nested as written up to :data:`LEFT_NESTED` operands,
+    balanced beyond (the same value), so that a long chain is not deep nesting."""
+    if len(operands) <= LEFT_NESTED:
+        out = operands[0]
+        for e in operands[1:]:
+            out = op(out, e)
+        return out
+    half = (len(operands) + 1) // 2
+    return op(_chain(op, operands[:half]), _chain(op, operands[half:]))
+
+
+def _children(e: Expr) -> tuple[Expr, ...]:
+    if isinstance(e, Not):
+        return (e.arg,)
+    if isinstance(e, (And, Or)):
+        return (e.left, e.right)
+    return ()
+
+
 @cache
 def _parser() -> Lark:
-    return Lark(GRAMMAR, parser="lalr", lexer="contextual", maybe_placeholders=False)
+    return Lark(
+        GRAMMAR, parser="lalr", lexer="contextual", maybe_placeholders=False, transformer=_Build()
+    )
 
 
 def _expected(exc: UnexpectedInput) -> str:
@@ -216,12 +249,16 @@ def parse_statements(text: str, where: str = "") -> list[Statement]:
     """The statements of ``text`` in order (syntax only; :func:`check` does the rest).
     ``where`` prefixes every message (e.g. the file name and ``: ``)."""
     try:
-        tree = _parser().parse(text + ("" if text.endswith("\n") else "\n"))
-        raws = _Build().transform(tree)
+        raws: list[_Raw] = _parser().parse(  # type: ignore[assignment]
+            text + ("" if text.endswith("\n") else "\n")
+        )
     except UnexpectedInput as exc:
         raise _syntax_error(text, exc, where) from None
-    except VisitError as exc:  # pragma: no cover - the callbacks raise nothing
-        raise HardsoftError(f"{where}{exc.orig_exc}") from None
+    for raw in raws:
+        for part in raw.parts:
+            if isinstance(part, Expr):
+                head = f"{where}line {raw.line}: statement {raw.name!r}"
+                validate.nesting(part, _children, head)
     return [_statement(r, where) for r in raws]
 
 
@@ -235,6 +272,11 @@ def check(
         raise HardsoftError(f"{where}the program has no statements")
     first: dict[str, Statement] = {}
     for s in statements:
+        if s.name in RESERVED:
+            raise HardsoftError(
+                f"{where}line {s.line}: {s.name!r} is a keyword of B-RASP, not a statement name "
+                "(a use of it would never read the statement); rename it"
+            )
         if s.name in first:
             raise HardsoftError(
                 f"{where}line {s.line}: statement {s.name!r} is defined twice (first on line "

@@ -38,7 +38,7 @@ from hardsoft.model.transformer import Transformer
 from hardsoft.programs import dsl
 from hardsoft.programs.compile import Compiled, compile_program
 from hardsoft.programs.rasp import api as R
-from hardsoft.programs.rasp.domains import distinct
+from hardsoft.programs.rasp.domains import distinct, key
 from hardsoft.programs.rasp.graph import statements
 from hardsoft.programs.rasp.lower import Lowering
 from hardsoft.programs.rasp.outputs import Output, build_outputs, json_value
@@ -89,13 +89,33 @@ class RaspCompiled:
     outputs: list[Output]
 
 
+MAX_LEN = 256
+"""The largest ``max_len`` of a bounded RASP model: its tables of positions make its width
+grow with the bound and its parameters and build time with the bound squared (without a cap,
+``--max-len 100000`` grew with no end in sight). On the shared 2-core machine (load 12) sort
+took 25 s and 0.6 GB at 200, 60 s and 1.5 GB at 400, 93 s and 2.4 GB at 512, with nothing to
+show meanwhile: the cap keeps a build well inside two minutes."""
+
+
 def symbols_for(vocab: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[str, ...]]:
     """The vocabulary's values (sorted where they sort) and one symbol per value: the value
-    itself where every value is one character, else letters, digits, ... in order."""
+    itself where every value is one character, else letters, digits, ... in order. A
+    vocabulary lists each token once, and None (RASP's undefined value) is no token: both
+    are refused rather than silently dropped, as a repeated alphabet symbol is."""
+    given = list(vocab)
+    if any(v is None for v in given):
+        raise HardsoftError(
+            "the vocabulary holds None: None is RASP's undefined value (what an Aggregate "
+            "that selects nothing gives), not a token; leave it out"
+        )
     try:
-        values = distinct(vocab)
+        values = distinct(given)
     except ValueError as exc:
         raise HardsoftError(f"vocabulary: {exc}") from None
+    if len(values) < len(given):
+        keys = [key(v) for v in given]
+        again = next(v for k, v in enumerate(given) if keys[k] in keys[:k])
+        raise HardsoftError(f"the vocabulary repeats the value {again!r}: list each token once")
     if not values:
         raise HardsoftError("the vocabulary is empty")
     if all(isinstance(v, str) and len(v) == 1 for v in values):
@@ -242,6 +262,12 @@ def compile_rasp(
     tgt = Target.parse(target)
     if max_len is not None and (isinstance(max_len, bool) or int(max_len) < 1):
         raise HardsoftError(f"--max-len must be a positive integer, got {max_len!r}")
+    if max_len is not None and max_len > MAX_LEN:
+        raise HardsoftError(
+            f"--max-len {max_len}: a bounded RASP model grows with the bound squared (sort at "
+            f"--max-len 400: width 1,748, 16.7M parameters, a minute to build); at most "
+            f"{MAX_LEN}"
+        )
     lw, prog, outs = lower_program(
         program, vocab, max_len=max_len, outputs=outputs, name=name, causal=causal
     )
