@@ -239,3 +239,43 @@ def test_an_endless_input_file_is_refused_at_the_cap(tmp_path: Path, monkeypatch
     link.symlink_to("/dev/urandom")
     with pytest.raises(HardsoftError, match="larger than 65536 bytes"):
         validate.read_bytes(link, "--input-file")
+
+
+# ---- a RASP program deeper than Python's stack: one line, not exit 3 ----------------------
+
+
+DEEP_RASP = """from hardsoft import rasp
+vocab = "ab"
+chain = rasp.tokens == "a"
+for _ in range({depth}):
+    chain = chain & (rasp.tokens == "a")
+shared = rasp.indices
+for _ in range(60):
+    shared = rasp.SequenceMap(lambda p, q: p + q, shared, shared)  # 2^60 paths, depth 61
+"""
+
+
+def test_a_rasp_program_deeper_than_the_stack_is_one_line(tmp_path: Path) -> None:
+    """1,500 chained ``&`` ran into Python's recursion limit in the interpreter and the
+    lowering (exit 3); the depth is measured over the graph (a shared SOp is counted once,
+    so ``shared``, with 2^60 paths, is quick) and refused past the limit, naming it."""
+    from hardsoft.programs.rasp.graph import MAX_DEPTH
+
+    deep = tmp_path / "deep.py"
+    deep.write_text(DEEP_RASP.format(depth=1500))
+    one_error(run_cli("program", "run", f"{deep}:chain", "-i", "ab"), "deep", str(MAX_DEPTH))
+    out = tmp_path / "m.safetensors"
+    one_error(run_cli("program", "compile", f"{deep}:chain", "-o", str(out)), str(MAX_DEPTH))
+    assert not out.exists()
+    ok = tmp_path / "ok.py"
+    ok.write_text(DEEP_RASP.format(depth=MAX_DEPTH - 2))
+    res = run_cli("program", "run", f"{ok}:chain", "-i", "aab", "--json")
+    assert res.rc == 0, res.err
+    assert json.loads(res.out)["results"][0]["values"]["sequence_map_" + str(MAX_DEPTH - 2)] == [
+        True,
+        True,
+        False,
+    ]
+    res = run_cli("program", "run", f"{ok}:shared", "-i", "aab", "--json")
+    assert res.rc == 0, res.err
+    assert json.loads(res.out)["results"][0]["values"]["sequence_map_60"] == [0, 2**60, 2**61]
