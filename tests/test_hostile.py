@@ -279,3 +279,17 @@ def test_a_rasp_program_deeper_than_the_stack_is_one_line(tmp_path: Path) -> Non
     res = run_cli("program", "run", f"{ok}:shared", "-i", "aab", "--json")
     assert res.rc == 0, res.err
     assert json.loads(res.out)["results"][0]["values"]["sequence_map_60"] == [0, 2**60, 2**61]
+
+
+# ---- -o /dev/stdout: a stream is no file to replace ---------------------------------------
+
+
+@pytest.mark.parametrize("name", ["/dev/stdout", "/dev/stderr", "/dev/fd/1", "/proc/self/fd/1"])
+def test_a_stream_name_is_no_output_file(name: str) -> None:
+    """With stdout redirected to a regular file (pytest's capture is one), /dev/stdout passed
+    as a regular file, and the atomic write renamed the model onto /dev/stdout itself:
+    the symlink in /dev was replaced by a file (as root). A stream's name is refused."""
+    from hardsoft import validate
+
+    with pytest.raises(HardsoftError, match="stream"):
+        validate.output_file(name, "--out")
