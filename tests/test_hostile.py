@@ -293,3 +293,17 @@ def test_a_stream_name_is_no_output_file(name: str) -> None:
 
     with pytest.raises(HardsoftError, match="stream"):
         validate.output_file(name, "--out")
+
+
+def test_compile_to_dev_stdout_leaves_dev_stdout_alone(tmp_path: Path) -> None:
+    before = os.readlink("/dev/stdout") if os.path.islink("/dev/stdout") else None
+    with open(tmp_path / "out.txt", "w") as out:
+        res = subprocess.run(
+            [sys.executable, "-m", "hardsoft", "compile", "P '1'", "-a", "01", "-o", "/dev/stdout"],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    assert res.returncode == 2 and res.stderr.startswith("error:"), res.stderr
+    assert (os.readlink("/dev/stdout") if os.path.islink("/dev/stdout") else None) == before
