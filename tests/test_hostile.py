@@ -307,3 +307,20 @@ def test_compile_to_dev_stdout_leaves_dev_stdout_alone(tmp_path: Path) -> None:
         )
     assert res.returncode == 2 and res.stderr.startswith("error:"), res.stderr
     assert (os.readlink("/dev/stdout") if os.path.islink("/dev/stdout") else None) == before
+
+
+def test_add_row_over_its_own_dfa_file_names_the_path_once(tmp_path: Path) -> None:
+    """The row's DFA file, given as --dfa from inside OUT/rows: refused (the input stays);
+    the line said the path twice ("error: at/rows/t3.dfa.json 'at/rows/t3.dfa.json' is the
+    input file ...")."""
+    rows = tmp_path / "at" / "rows"
+    rows.mkdir(parents=True)
+    dfa = rows / "t3.dfa.json"
+    assert run_cli("language", "dfa", "tomita3", "-o", str(dfa)).rc == 0
+    before = dfa.read_bytes()
+    res = run_cli(
+        "atlas", "add-row", "--dfa", str(dfa), "--name", "t3", "--out", str(tmp_path / "at")
+    )
+    line = one_error(res, "is the input file --dfa")
+    assert line.count(str(dfa)) == 2, line  # the output once, the input once
+    assert dfa.read_bytes() == before
