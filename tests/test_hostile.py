@@ -324,3 +324,11 @@ def test_add_row_over_its_own_dfa_file_names_the_path_once(tmp_path: Path) -> No
     line = one_error(res, "is the input file --dfa")
     assert line.count(str(dfa)) == 2, line  # the output once, the input once
     assert dfa.read_bytes() == before
+
+
+def test_decompile_as_brasp_of_a_counting_feature_reads_right(tmp_path: Path) -> None:
+    """ "the model's position feature '1/i' make its formulas count": makes."""
+    model = tmp_path / "count.safetensors"
+    assert run_cli("compile", "#<['a'] < 2", "-a", "ab", "-o", str(model)).rc == 0
+    res = run_cli("decompile", str(model), "--as", "brasp", "-o", str(tmp_path / "c.brasp"))
+    one_error(res, "position feature '1/i' makes its formulas count")
