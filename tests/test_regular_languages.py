@@ -257,7 +257,8 @@ def test_a_dfa_with_an_explicit_dead_state_and_missing_transitions_is_minimised(
     }
     dfa = dfa_from_json(data)
     assert dfa.n_states == _nerode_classes(dfa) == 3  # start, accept, sink
-    assert [dfa.accepts(w) for w in ("", "a", "b", "aa", "ab")] == [False, True, False, False, False]
+    accepted = [dfa.accepts(w) for w in ("", "a", "b", "aa", "ab")]
+    assert accepted == [False, True, False, False, False]
 
 
 def test_registry_names_and_aliases() -> None:
