@@ -239,3 +239,96 @@ def test_an_endless_input_file_is_refused_at_the_cap(tmp_path: Path, monkeypatch
     link.symlink_to("/dev/urandom")
     with pytest.raises(HardsoftError, match="larger than 65536 bytes"):
         validate.read_bytes(link, "--input-file")
+
+
+# ---- a RASP program deeper than Python's stack: one line, not exit 3 ----------------------
+
+
+DEEP_RASP = """from hardsoft import rasp
+vocab = "ab"
+chain = rasp.tokens == "a"
+for _ in range({depth}):
+    chain = chain & (rasp.tokens == "a")
+shared = rasp.indices
+for _ in range(60):
+    shared = rasp.SequenceMap(lambda p, q: p + q, shared, shared)  # 2^60 paths, depth 61
+"""
+
+
+def test_a_rasp_program_deeper_than_the_stack_is_one_line(tmp_path: Path) -> None:
+    """1,500 chained ``&`` ran into Python's recursion limit in the interpreter and the
+    lowering (exit 3); the depth is measured over the graph (a shared SOp is counted once,
+    so ``shared``, with 2^60 paths, is quick) and refused past the limit, naming it."""
+    from hardsoft.programs.rasp.graph import MAX_DEPTH
+
+    deep = tmp_path / "deep.py"
+    deep.write_text(DEEP_RASP.format(depth=1500))
+    one_error(run_cli("program", "run", f"{deep}:chain", "-i", "ab"), "deep", str(MAX_DEPTH))
+    out = tmp_path / "m.safetensors"
+    one_error(run_cli("program", "compile", f"{deep}:chain", "-o", str(out)), str(MAX_DEPTH))
+    assert not out.exists()
+    ok = tmp_path / "ok.py"
+    ok.write_text(DEEP_RASP.format(depth=MAX_DEPTH - 2))
+    res = run_cli("program", "run", f"{ok}:chain", "-i", "aab", "--json")
+    assert res.rc == 0, res.err
+    assert json.loads(res.out)["results"][0]["values"]["sequence_map_" + str(MAX_DEPTH - 2)] == [
+        True,
+        True,
+        False,
+    ]
+    res = run_cli("program", "run", f"{ok}:shared", "-i", "aab", "--json")
+    assert res.rc == 0, res.err
+    assert json.loads(res.out)["results"][0]["values"]["sequence_map_60"] == [0, 2**60, 2**61]
+
+
+# ---- -o /dev/stdout: a stream is no file to replace ---------------------------------------
+
+
+@pytest.mark.parametrize("name", ["/dev/stdout", "/dev/stderr", "/dev/fd/1", "/proc/self/fd/1"])
+def test_a_stream_name_is_no_output_file(name: str) -> None:
+    """With stdout redirected to a regular file (pytest's capture is one), /dev/stdout passed
+    as a regular file, and the atomic write renamed the model onto /dev/stdout itself:
+    the symlink in /dev was replaced by a file (as root). A stream's name is refused."""
+    from hardsoft import validate
+
+    with pytest.raises(HardsoftError, match="stream"):
+        validate.output_file(name, "--out")
+
+
+def test_compile_to_dev_stdout_leaves_dev_stdout_alone(tmp_path: Path) -> None:
+    before = os.readlink("/dev/stdout") if os.path.islink("/dev/stdout") else None
+    with open(tmp_path / "out.txt", "w") as out:
+        res = subprocess.run(
+            [sys.executable, "-m", "hardsoft", "compile", "P '1'", "-a", "01", "-o", "/dev/stdout"],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    assert res.returncode == 2 and res.stderr.startswith("error:"), res.stderr
+    assert (os.readlink("/dev/stdout") if os.path.islink("/dev/stdout") else None) == before
+
+
+def test_add_row_over_its_own_dfa_file_names_the_path_once(tmp_path: Path) -> None:
+    """The row's DFA file, given as --dfa from inside OUT/rows: refused (the input stays);
+    the line said the path twice ("error: at/rows/t3.dfa.json 'at/rows/t3.dfa.json' is the
+    input file ...")."""
+    rows = tmp_path / "at" / "rows"
+    rows.mkdir(parents=True)
+    dfa = rows / "t3.dfa.json"
+    assert run_cli("language", "dfa", "tomita3", "-o", str(dfa)).rc == 0
+    before = dfa.read_bytes()
+    res = run_cli(
+        "atlas", "add-row", "--dfa", str(dfa), "--name", "t3", "--out", str(tmp_path / "at")
+    )
+    line = one_error(res, "is the input file --dfa")
+    assert line.count(str(dfa)) == 2, line  # the output once, the input once
+    assert dfa.read_bytes() == before
+
+
+def test_decompile_as_brasp_of_a_counting_feature_reads_right(tmp_path: Path) -> None:
+    """ "the model's position feature '1/i' make its formulas count": makes."""
+    model = tmp_path / "count.safetensors"
+    assert run_cli("compile", "#<['a'] < 2", "-a", "ab", "-o", str(model)).rc == 0
+    res = run_cli("decompile", str(model), "--as", "brasp", "-o", str(tmp_path / "c.brasp"))
+    one_error(res, "position feature '1/i' makes its formulas count")

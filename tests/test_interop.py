@@ -26,6 +26,7 @@ from hardsoft.interop import (  # noqa: E402
     to_transformer_lens,
     transformer_lens_weights,
 )
+from tests._cli import run_cli  # noqa: E402
 
 TOL = 1e-9
 BOUNDED = ("1", "i", "sinusoidal:4", "(-1)^i", "[i=1]")  # none of these depends on n
@@ -303,3 +304,19 @@ def test_export_cli_writes_loadable_files_and_json(tmp_path) -> None:
     res = subprocess.run([*cli, str(hard), "--n-ctx", "8", "-o", str(out)], capture_output=True)
     err = res.stderr.decode().strip()
     assert res.returncode == 2 and err.startswith("error: head 0 of layer 0") and "\n" not in err
+
+
+def test_export_past_a_bounded_models_length_warns(tmp_path) -> None:
+    """sort compiled for n <= 4, exported at n_ctx 6: the export reproduces hardsoft's model
+    there, but that model is exact only up to 4; the export said "exact for n = 6 only"
+    with no word of the bound (run and check warn past it)."""
+    model = tmp_path / "sort4.safetensors"
+    res = run_cli("program", "compile", "@tracr_lib:sort", "--max-len", "4", "-o", str(model))
+    assert res.rc == 0, res.err
+    res = run_cli("export", str(model), "-o", str(tmp_path / "tl"), "--n-ctx", "6", "--json")
+    assert res.rc == 0, res.err
+    assert "exceeds the length this model was compiled for, n <= 4" in res.err
+    assert json.loads(res.out)["precision"]["beyond_limit"] is True
+    res = run_cli("export", str(model), "-o", str(tmp_path / "tl4"), "--n-ctx", "4", "--json")
+    assert res.rc == 0 and "compiled for" not in res.err, res.err
+    assert json.loads(res.out)["precision"]["beyond_limit"] is False

@@ -16,7 +16,12 @@ import pytest
 
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import all_words, get_language, language_names
-from hardsoft.languages.regular import RegularLanguage, dfa_from_file, dfa_from_regex
+from hardsoft.languages.regular import (
+    RegularLanguage,
+    dfa_from_file,
+    dfa_from_json,
+    dfa_from_regex,
+)
 
 from ._cli import run_cli
 from .test_languages import chi_square
@@ -214,6 +219,48 @@ def test_a5_word_problem_against_sympy() -> None:
 
 
 # ----------------------------------------------------------------- names and the DFA file
+def _nerode_classes(dfa) -> int:
+    """The number of Myhill-Nerode classes of a complete DFA's language, by Moore's partition
+    refinement over the reachable states (written here, apart from pyformlang)."""
+    reach, todo = {0}, [0]
+    while todo:
+        for nxt in dfa.delta[todo.pop()]:
+            if nxt not in reach:
+                reach.add(nxt)
+                todo.append(nxt)
+    block = {q: int(q in dfa.accepting) for q in reach}
+    while True:
+        sig = {q: (block[q], *(block[t] for t in dfa.delta[q])) for q in reach}
+        ids: dict[tuple[int, ...], int] = {}
+        new = {q: ids.setdefault(sig[q], len(ids)) for q in reach}
+        if len(ids) == len(set(block.values())):
+            return len(ids)
+        block = new
+
+
+@pytest.mark.parametrize("name", REGULAR)
+def test_every_declared_dfa_is_minimal(name: str) -> None:
+    """``language dfa`` says "minimal DFA, N states": N is the number of Nerode classes
+    (cycle-navigation had two rejecting sinks, 8 states for 7 classes)."""
+    dfa = get_language(name).automaton()
+    assert dfa.n_states == _nerode_classes(dfa), name
+
+
+def test_a_dfa_with_an_explicit_dead_state_and_missing_transitions_is_minimised() -> None:
+    """An explicit rejecting state without transitions, beside transitions left out (both go
+    to a rejecting sink): one sink, not two."""
+    data = {
+        "alphabet": "ab",
+        "start": "s",
+        "accept": ["t"],
+        "transitions": {"s": {"a": "t", "b": "dead"}, "t": {}, "dead": {}},
+    }
+    dfa = dfa_from_json(data)
+    assert dfa.n_states == _nerode_classes(dfa) == 3  # start, accept, sink
+    accepted = [dfa.accepts(w) for w in ("", "a", "b", "aa", "ab")]
+    assert accepted == [False, True, False, False, False]
+
+
 def test_registry_names_and_aliases() -> None:
     assert get_language("tomita1").name == "ones-star"
     assert get_language("dyck-2-3").name == "dyck2-depth3"

@@ -258,6 +258,20 @@ def test_eps_breaks_a_count_of_comparisons_above_the_certified_n() -> None:
     assert proven is not None and proven < first <= 120, (proven, first)
 
 
+def test_a_deep_nesting_of_comparisons_gets_a_certificate() -> None:
+    """Fifteen nested count comparisons: at large n the factor each layer norm keeps under
+    ε underflows to 0, and the bounds said ZeroDivisionError (exit 3) instead of proving
+    nothing there. The model is still exact at ε = 0 against the logic evaluator."""
+    deep = "#<[" * 15 + "'a'" + "] > 0" * 15
+    model = compile_formula(deep, "ab", target="soft-ln")
+    rows = model.meta["certificate"]["layer_norm"]["eps_effect"]["at"]
+    assert rows and all(r["margin_at_least_quarter_up_to_n"] != 0 for r in rows)
+    phi = parse(deep, alphabet=("a", "b"))
+    words = ["".join(w) for k in range(1, 8) for w in itertools.product("ab", repeat=k)]
+    for w, out in zip(words, model.run_words(words)):
+        assert list(out[:, 0] > 0.5) == [bool(v) for v in evaluate(phi, [w], ["a", "b"])[0]]
+
+
 # ------------------------------------------------------------------ PARITY (Chiang & Cholak)
 def test_parity_is_exact_at_the_last_position() -> None:
     model = parity_layernorm()

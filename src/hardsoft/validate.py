@@ -160,6 +160,14 @@ def _check_creatable(path: Path, name: str) -> None:
         raise HardsoftError(f"{name} {str(path)!r}: the folder {str(probe)!r} is not writable")
 
 
+def _names_a_stream(path: Path) -> bool:
+    """``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``: names of a process's streams and
+    devices. Redirected to a file, /dev/stdout reads as a regular file, and renaming a model
+    onto it replaced the symlink in /dev (as root); a folder below /dev (/dev/shm) is fine."""
+    absolute = Path(os.path.abspath(path))
+    return absolute.parent in (Path("/dev"), Path("/dev/fd")) or absolute.parts[:2] == ("/", "proc")
+
+
 def output_file(value: Any, name: str = "output", *, suffix: str | None = None) -> Path:
     """A file we may (over)write atomically: not empty, not a folder, not a device or pipe, and
     inside a folder that exists (or can be created) and is writable. With ``suffix`` (e.g.
@@ -168,6 +176,11 @@ def output_file(value: Any, name: str = "output", *, suffix: str | None = None) 
     if text.strip() in ("", "."):
         raise HardsoftError(f"{name} is empty: give a file name")
     path = Path(text)
+    if _names_a_stream(path):
+        raise HardsoftError(
+            f"{name} {text!r} names a stream or a device, not a file (outputs are written to a "
+            "file and renamed into place); give a file name"
+        )
     if path.is_dir():
         raise HardsoftError(f"{name} {text!r} is a folder; give a file name")
     if path.exists() and not stat.S_ISREG(path.stat().st_mode):

@@ -31,4 +31,4 @@ def render_page(table: dict[str, Any], prefix: str = "") -> str:
 def write_html(path: Path, table: dict[str, Any]) -> None:
     """Write the standalone page atomically."""
     page = render_page(table)
-    atomic_write(path, lambda tmp: Path(tmp).write_text(page), str(path))
+    atomic_write(path, lambda tmp: Path(tmp).write_text(page), "the atlas page")

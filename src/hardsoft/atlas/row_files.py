@@ -17,7 +17,7 @@ from hardsoft.model.io import atomic_write
 def write_json(path: Path, obj: Any) -> None:
     """Write ``obj`` as indented JSON, atomically."""
     text = json.dumps(obj, indent=1, ensure_ascii=False)
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text + "\n"), str(path))
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text + "\n"), "the atlas file")
 
 
 def check_row_name(name: str) -> str:

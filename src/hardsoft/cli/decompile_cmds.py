@@ -237,9 +237,11 @@ def _require_unique_hard(model) -> None:
     heads = [h for layer in model.spec.layers for h in layer.heads]
     unbounded = [f for f in model.spec.position_features if parse_feature(f).cases is None]
     if any(h.weighting is Weighting.AVERAGE for h in heads) or unbounded:
-        what = f"position feature {unbounded[0]!r}" if unbounded else "average-hard heads"
+        what = (
+            f"position feature {unbounded[0]!r} makes" if unbounded else "average-hard heads make"
+        )
         raise HardsoftError(
-            f"--as brasp: the model's {what} make its formulas count, which B-RASP cannot "
+            f"--as brasp: the model's {what} its formulas count, which B-RASP cannot "
             "express; decompile it to formulas (--as ltl)"
         )
 

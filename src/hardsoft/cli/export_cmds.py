@@ -41,6 +41,7 @@ def export_cmd(
     expressed in TransformerLens and are an error naming the head. Needs the interop extra."""
     from hardsoft.cli.common import load_model
     from hardsoft.interop.files import save_transformer_lens
+    from hardsoft.model.precision import precision_report
 
     if to not in TARGETS:
         raise HardsoftError(f"unknown export format {to!r} (one of {', '.join(TARGETS)})")
@@ -50,6 +51,9 @@ def export_cmd(
     model = load_model(model_path)
     summary = save_transformer_lens(model, n_ctx, out, source=str(model_path))
     summary["format"] = to
+    summary["precision"] = precision_report(model.meta, model.dtype, n_ctx)
+    if summary["precision"]["warning"]:  # the export reproduces a model that is wrong there
+        print(f"warning: {summary['precision']['warning']}", file=sys.stderr)
     if summary["length_dependent"]:
         reasons = "; ".join(summary["reasons"])
         print(f"warning: exact for inputs of length {n_ctx} only: {reasons}", file=sys.stderr)

@@ -255,7 +255,7 @@ def dfa_cmd(
     data = dfa.to_json()
     if out is not None:
         text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-        atomic_write(Path(out), lambda tmp: Path(tmp).write_text(text), str(out))
+        atomic_write(Path(out), lambda tmp: Path(tmp).write_text(text), "-o")
     summary = {"name": lang.name, "states": dfa.n_states, "file": None if out is None else str(out)}
     if as_json:
         print_json({**summary, "dfa": data})

@@ -158,7 +158,8 @@ def scales(shape_list: list[Shape], n: int, eps: float) -> list[Scales]:
     for s in shape_list:
         q_max = (2 * s.before + 2 * s.counts) / s.width
         q_min = 2 * s.before / s.width
-        one_lo = 1.0 / math.sqrt(q_max + eps / beta_min**2)
+        # beta_min underflows to 0 deep in a stack at large n: nothing is kept, bound 0
+        one_lo = 1.0 / math.sqrt(q_max + eps / beta_min**2) if beta_min**2 else 0.0
         one_hi = 1.0 / math.sqrt(q_min)
         div = n if s.compares else 1
         root = math.sqrt(2 * s.after / s.width)
@@ -191,6 +192,8 @@ def eps_exact(shape_list: list[Shape], n: int, eps: float, u: float = 0.0) -> bo
         else:
             prev = shape_list[k - 1]
             rho = (prev.error * (n if prev.compares else 1) + prev.width + 5) * u
+            if not sc[k - 1].r_min:  # the previous layer norm kept nothing provable
+                return False
             e_count = (1.0 / sc[k - 1].r_min - 1.0) + rho + (n + 2) * u
         for c in s.comparisons:
             err = c.w * e_count + (c.terms + 1) * u * c.x_max

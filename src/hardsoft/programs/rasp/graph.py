@@ -8,7 +8,14 @@ model's outputs name the statements that ``check --program`` reads back.
 
 from __future__ import annotations
 
+from hardsoft.errors import HardsoftError
 from hardsoft.programs.rasp import api as R
+
+MAX_DEPTH = 250
+"""How long a chain of operations a RASP program may have: the interpreter and the lowering
+walk the program recursively, a few calls per operation, and Python's stack holds about
+1000 (a chain of 450 ``&`` was a RecursionError). Measured over the graph, so an SOp used
+twice is counted once."""
 
 
 def topological(program: R.SOp) -> list[R.RASPExpr]:
@@ -30,6 +37,21 @@ def topological(program: R.SOp) -> list[R.RASPExpr]:
             if child.unique_id not in seen:
                 stack.append((child, False))
     return order
+
+
+def check_depth(program: R.SOp, where: str) -> int:
+    """The length of the program's longest chain of operations (its ``topological`` order,
+    no recursion); longer than :data:`MAX_DEPTH` is a one-line error naming the limit."""
+    depth: dict[int, int] = {}
+    for expr in topological(program):
+        depth[expr.unique_id] = 1 + max((depth[c.unique_id] for c in expr.children), default=0)
+    deepest = depth[program.unique_id]
+    if deepest > MAX_DEPTH:
+        raise HardsoftError(
+            f"{where} is {deepest} operations deep, more than {MAX_DEPTH} (the depth limit of "
+            "RASP programs: the interpreter and the compiler walk a program recursively)"
+        )
+    return deepest
 
 
 def statements(program: R.SOp) -> list[tuple[str, R.SOp]]:

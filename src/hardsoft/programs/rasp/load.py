@@ -32,7 +32,7 @@ from hardsoft.model.transformer import Transformer
 from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp.compile import compile_rasp, symbols_for
 from hardsoft.programs.rasp.evaluate import RaspError, evaluate_all
-from hardsoft.programs.rasp.graph import statements
+from hardsoft.programs.rasp.graph import check_depth, statements
 from hardsoft.programs.source import (
     Notation,
     ProgramRun,
@@ -74,6 +74,7 @@ class RaspProgram:
     statements: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
+        check_depth(self.sop, self.name)
         self._table = statements(self.sop)
         self.statements = tuple(nm for nm, _ in self._table)
         self._value = dict(zip(self.alphabet, self.vocab))
