@@ -88,10 +88,11 @@ class _Stale:
         self.heap = list(range(m))  # sorted, hence a heap
 
     def mark(self, touched: list[int]) -> None:
+        state, heap, push = self.state, self.heap, heapq.heappush
         for t in touched:
-            if self.state[t] == _CLEAR:
-                heapq.heappush(self.heap, t)
-            self.state[t] = _STALE
+            if state[t] == _CLEAR:
+                push(heap, t)
+            state[t] = _STALE
 
     def first_occurring(self, events: Sequence[Event], assign: list[Any]) -> int | None:
         """The smallest index of an occurring event (testing stale ones in order), or None."""
