@@ -92,8 +92,9 @@ def test_stage3_events_agree_with_the_tables_read_directly():
         tuples = [t for t in b.tuples(0, X, X.max_dep()) if not t.satisfied]
         free = [int(p) for p in b.rho.free_positions()]
         var_of = {p: v for v, p in enumerate(free[1:])}  # one free position left unassigned
+        read: dict = {}  # shared by the events, as Stage 3 shares it
         for t in tuples:
-            event = dr._tuple_event(X, t, var_of)
+            event = dr._tuple_event(X, t, var_of, read)
             for _ in range(20):
                 q = rng.random()
                 a = [int(rng.integers(b.S)) if rng.random() < q else None for _ in var_of]

@@ -164,17 +164,30 @@ def paper_k(c: int, H: int, eta: float, C: float, q: float, S: int = 2) -> float
 K_SCHEDULE = (0, 1, 2, 4, 8)
 
 
-def _tuple_event(X: ActivationLayer, t: TupleInfo, var_of: dict[int, int]) -> lll.Event:
+_Avoiding = tuple[tuple[int, ...], frozenset[Any]] | None
+
+
+def _tuple_event(
+    X: ActivationLayer,
+    t: TupleInfo,
+    var_of: dict[int, int],
+    read: dict[tuple[int, bytes], _Avoiding] | None = None,
+) -> lll.Event:
     """The bad event X^(z)_{i,h} of an unsatisfied tuple: none of its k-dependencies is fixed
     (by the random restriction ``a``, over the free positions ``var_of``) to a value attaining
     its maximum score. Each k-dependency j is read once, here, into the tuples of symbols of
-    its inputs that give it such a value; the test is then a set lookup per j (Moser–Tardos
-    runs it up to thousands of times)."""
+    its inputs that give it such a value (kept in ``read`` for the other events of the same
+    restriction); the test is then a set lookup per j (Moser–Tardos runs it up to thousands
+    of times)."""
     name = f"X(h={t.head},i={t.position},z={t.z})"
     vars_ = sorted({var_of[int(p)] for j in t.kdeps for p in X.dep(j) if int(p) in var_of})
+    read = {} if read is None else read
     reads = []
     for j, mv in zip(t.kdeps, t.maxvals):
-        act = _avoiding(X, j, mv, var_of)
+        key = (int(j), np.asarray(mv, dtype=np.int64).tobytes())
+        if key not in read:
+            read[key] = _avoiding(X, j, mv, var_of)
+        act = read[key]
         if act is None:
             return lll.Event(tuple(vars_), _never, name)
         if act[0]:
@@ -186,9 +199,7 @@ def _tuple_event(X: ActivationLayer, t: TupleInfo, var_of: dict[int, int]) -> ll
     return lll.Event(tuple(vars_), occurs, name)
 
 
-def _avoiding(
-    X: ActivationLayer, j: int, maxvals: np.ndarray, var_of: dict[int, int]
-) -> tuple[tuple[int, ...], frozenset[Any]] | None:
+def _avoiding(X: ActivationLayer, j: int, maxvals: np.ndarray, var_of: dict[int, int]) -> _Avoiding:
     """Activation j's inputs (as variables of ``var_of``) and the assignments of them (a tuple
     of symbol indices; a bare index for one input) that give j a value in ``maxvals``. None
     when j has no input and its one value is such a value: the event can never occur. An
@@ -437,7 +448,8 @@ class _Builder:
         def sample(rng: np.random.Generator, v: int) -> int | None:
             return int(rng.integers(S)) if rng.random() < q else None
 
-        events = [_tuple_event(X, t, var_of) for t in unsat]
+        read: dict[tuple[int, bytes], _Avoiding] = {}
+        events = [_tuple_event(X, t, var_of, read) for t in unsat]
         log.mt_expected_independent = _expected_independent(X, unsat, q)
         events.append(
             lll.Event(
