@@ -4,7 +4,8 @@
 The worst case for the tie-break is a deep run of many keys at one depth: the string
 ``(``^a ``()``^b ``)``^a (n = 2a + 2b, a = b = n/4) puts 2b keys at depth a + 1. For sampled
 ``)`` of the middle run, the true match is the position just before it and the runner-up the
-one before that, so the exact score gap is the tie-break step 1/(2n) (times 1/τ). The script
+one before that, so the exact score gap is the tie-break step TIEBREAK/n (times 1/τ; 3/(4n)
+since issue 41, 1/(2n) when the results below were recorded). The script
 runs the softmax model (fast paths) up to the same-depth head, computes full score rows for
 the sampled queries in float64 exactly as the dense path does (``(q·k)·scale``; also
 ``(q·scale)·k``, the order of fused kernels), and reports whether the argmax is the true match
@@ -25,7 +26,7 @@ import torch
 
 from hardsoft.model.fastpath import fast_paths
 from hardsoft.programs import library
-from hardsoft.programs.compile import compile_program
+from hardsoft.programs.compile import TIEBREAK, compile_program
 from hardsoft.programs.dsl import Linear, Position, attend, lookup_int, relu, step
 from hardsoft.programs.soften import certificate, soften
 
@@ -94,7 +95,7 @@ def analyse(which: str, n: int, rows: int) -> dict:
     wrong = dict.fromkeys(ORDERS, 0)
     ratios: dict[str, list[float]] = {o: [] for o in ORDERS}
     for i, rows_, scale in score_rows(model, info.layer, info.head, word, pick):
-        exact_gap = scale / (2 * n)
+        exact_gap = scale * TIEBREAK / n
         for order, s in zip(ORDERS, rows_):
             top2 = torch.topk(s, 2)
             wrong[order] += int(top2.indices[0]) != i - 1

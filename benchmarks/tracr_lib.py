@@ -1,110 +1,136 @@
 """Tracr's library side by side: hardsoft (one model for every length) vs Tracr (one model per
-max_seq_len).
+max_seq_len), on Tracr's own ``lib.py``.
 
-Per function of Tracr's ``lib``:
+Three columns per function of Tracr's ``lib`` (one instance each, :data:`BUILDERS`):
 
-* ours (``src/hardsoft/programs/examples/tracr_lib.py``, soft-temperature): the status
-  (length-general / bounded / refused, with the reason), the parameters (the same model for
-  every n) and the exactness at n = 10, 100 and 10^4 (every output at every position against
-  ``rasp.evaluate``; bounded programs only up to their bound);
-* Tracr's own function (from a checkout, run with its own Python: jax and dm-haiku), compiled
-  with ``compile_rasp_to_model`` at its defaults for max_seq_len 10, 40 and 100: parameters,
-  compile time, and exactness on words of the maximum length and of random shorter lengths,
-  against Tracr's own ``rasp.evaluate``. A numerical output counts as right within 0.01 (Tracr's
-  numerical MLPs approximate; the largest error is reported too); positions where the program's
-  value is None are not compared (Tracr has no None).
+* **ours, Tracr's lib**: Tracr's ``lib.py`` read from a checkout with only its import line
+  changed (``from tracr.rasp import rasp`` -> ``from hardsoft import rasp``; nothing is copied
+  into hardsoft), compiled for ``soft-temperature`` without a bound where that compiles (else
+  with ``--max-len 10``, saying why); checked at every position against our ``rasp.evaluate``
+  (n = 10, 100 and 10^4, random and constant words) and against **Tracr's own**
+  ``rasp.evaluate`` (n = 10 and 100, run in Tracr's Python);
+* **ours, our lib**: our rewrite of the function (``src/hardsoft/programs/examples/
+  tracr_lib.py``), the same checks against our ``rasp.evaluate``;
+* **Tracr**: the same instance compiled by Tracr (``compile_rasp_to_model``) for max_seq_len
+  N = 10, 20, 40, at its defaults and at ``mlp_exactness=1000``; checked against Tracr's own
+  ``rasp.evaluate`` at every length 1..N, on constant words (each vocabulary value repeated)
+  and random words, in Tracr's Python (jax, dm-haiku). A numerical output counts as right
+  within 0.01 (the largest error is reported); positions whose value is None are skipped
+  (Tracr has no None).
 
-Usage (outside CI; Tracr is not a dependency)::
+Times are CPU seconds of the compiling process (``time.process_time``: the machine is shared,
+wall time would measure the other jobs). Usage (outside CI; Tracr is not a dependency)::
 
     python3 -m venv /tmp/tracr-venv
     /tmp/tracr-venv/bin/pip install jax jaxlib dm-haiku chex networkx einops numpy absl-py
     python benchmarks/tracr_lib.py --tracr /path/to/tracr-checkout \\
-        --tracr-python /tmp/tracr-venv/bin/python -o benchmarks/results/tracr_lib.md
+        --tracr-python /tmp/tracr-venv/bin/python
 
-The script runs the Tracr part in a subprocess per (program, max_seq_len), stopped after
-``--timeout`` seconds or above ``--memory-gb``, so that a compile that does not finish is
-recorded as such (never guessed); a program that did not finish at a smaller N is not run at a
-larger one (``--run-after-unfinished`` runs it). Rows are kept in the JSON beside ``-o``, keyed
-by program and N, each with when it was measured (date, load, wall time): a later run measures
-only the missing rows, ``--reuse OLD.json`` takes the rows of an earlier run (marked as such,
-with that run's date and machine), ``--rerun PROGRAM:N,...`` measures rows again (the earlier
-attempt is kept), ``--note PROGRAM:N=TEXT`` says why, ``--stop-at TIME`` starts no row after
-TIME, ``--ours-only``/``--tracr-only`` measure one side (the two may run at once), and
-``--table-only`` writes the table from the JSON. The recorded run (2026-11-26)::
-
-    python benchmarks/tracr_lib.py --tracr-only --reuse first-run/tracr_lib.json \
-        --rerun make_frac_prevs:10,make_reverse:10 --samples 4 --timeout 600 --memory-gb 6 ...
-    python benchmarks/tracr_lib.py --ours-only --samples 4
+Each Tracr row runs in its own process, stopped after ``--timeout`` CPU-independent wall
+seconds or above ``--memory-gb`` (recorded as such, never guessed). Rows are kept in the JSON
+beside ``-o``: a later run measures only the missing ones (``--rerun`` measures again);
+``--ours-only`` / ``--tracr-only`` measure one side, ``--table-only`` rewrites the table.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import datetime as dt
 import fcntl
 import json
 import os
 import random
+import runpy
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+IMPORT = "from tracr.rasp import rasp"
+SETTINGS = {"default": 100, "exact1000": 1000}
+"""Tracr's ``mlp_exactness``: its default, and 1000."""
 
-# lib function -> (our instance in tracr_lib.py, Tracr's builder (N = max_seq_len), vocab)
-PROGRAMS: dict[str, tuple[str, str, list[Any]]] = {
-    "make_length": ("length", "lib.make_length()", list("abc")),
-    "make_reverse": ("reverse", "lib.make_reverse(rasp.tokens)", list("abc")),
-    "make_hist": ("hist", "lib.make_hist()", list("abc")),
-    "make_sort_unique": (
+# lib function -> (Tracr's lib instance (lib, rasp, N = max_seq_len), vocab, our lib's instance)
+# The lambdas are real code (not strings) so that hardsoft can read them from this file.
+BUILDERS: dict[str, tuple[Callable[[Any, Any, int], Any], list[Any], str]] = {
+    "make_length": (lambda lib, rasp, N: lib.make_length(), list("abc"), "length"),
+    "make_reverse": (lambda lib, rasp, N: lib.make_reverse(rasp.tokens), list("abc"), "reverse"),
+    "make_hist": (lambda lib, rasp, N: lib.make_hist(), list("abc"), "hist"),
+    "make_sort_unique": (  # the keys of Tracr's own test case sort_unique_2
+        lambda lib, rasp, N: lib.make_sort_unique(rasp.tokens, 1 - rasp.indices),
+        list("abc"),
         "sort_unique",
-        "lib.make_sort_unique(rasp.tokens, rasp.tokens)",
-        list("abcdefghijklmnopqrstuvwxyz"),
     ),
     "make_sort": (
-        "sort",
-        "lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=N, min_key=1)",
+        lambda lib, rasp, N: lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=N, min_key=1),
         [0, 1, 2, 3],
-    ),  # fmt: skip
-    "make_sort_freq": ("sort_freq", "lib.make_sort_freq(max_seq_len=N)", list("abc")),
-    "make_frac_prevs": ("frac_prevs", "lib.make_frac_prevs(rasp.tokens == 'x')", list("xy")),
-    "make_pair_balance": (
-        "pair_balance",
-        "lib.make_pair_balance(rasp.tokens, '(', ')')",
-        list("()x"),
+        "sort",
     ),
-    "make_shuffle_dyck": ("shuffle_dyck", "lib.make_shuffle_dyck(['()'])", list("()")),
-    "make_shuffle_dyck2": ("shuffle_dyck2", "lib.make_shuffle_dyck2()", list("(){}")),
-    "shift_by": ("shifted", "lib.shift_by(2, rasp.tokens)", list("abc")),
-    "detect_pattern": ("pattern", "lib.detect_pattern(rasp.tokens, 'abc')", list("abc")),
-    "make_count": ("count", "lib.make_count(rasp.tokens, 'a')", list("abc")),
-    "make_count_less_freq": ("count_less_freq", "lib.make_count_less_freq(2)", list("abc")),
-    "make_nary_sequencemap": (
+    "make_sort_freq": (
+        lambda lib, rasp, N: lib.make_sort_freq(max_seq_len=N),
+        list("abc"),
+        "sort_freq",
+    ),  # fmt: skip
+    "make_frac_prevs": (
+        lambda lib, rasp, N: lib.make_frac_prevs(rasp.tokens == "x"),
+        list("xy"),
+        "frac_prevs",
+    ),
+    "make_pair_balance": (
+        lambda lib, rasp, N: lib.make_pair_balance(rasp.tokens, "(", ")"),
+        list("()x"),
+        "pair_balance",
+    ),
+    "make_shuffle_dyck": (
+        lambda lib, rasp, N: lib.make_shuffle_dyck(["()"]),
+        list("()"),
+        "shuffle_dyck",
+    ),  # fmt: skip
+    "make_shuffle_dyck2": (
+        lambda lib, rasp, N: lib.make_shuffle_dyck2(),
+        list("(){}"),
+        "shuffle_dyck2",
+    ),  # fmt: skip
+    "shift_by": (lambda lib, rasp, N: lib.shift_by(2, rasp.tokens), list("abc"), "shifted"),
+    "detect_pattern": (
+        lambda lib, rasp, N: lib.detect_pattern(rasp.tokens, "abc"),
+        list("abc"),
+        "pattern",
+    ),
+    "make_count": (lambda lib, rasp, N: lib.make_count(rasp.tokens, "a"), list("abc"), "count"),
+    "make_count_less_freq": (
+        lambda lib, rasp, N: lib.make_count_less_freq(2),
+        list("abc"),
+        "count_less_freq",
+    ),
+    "make_nary_sequencemap": (  # Tracr's own test case make_nary_sequencemap_1
+        lambda lib, rasp, N: lib.make_nary_sequencemap(
+            lambda x, y, z: x + y - z, rasp.tokens, rasp.tokens, rasp.indices
+        ),
+        [1, 2, 3],
         "majority3",
-        "lib.make_nary_sequencemap(lambda a, b, c: int(a) + int(b) + int(c) >= 2, rasp.tokens, "
-        "lib.shift_by(1, rasp.tokens), lib.shift_by(2, rasp.tokens))",
-        list("01"),
     ),
 }
-DISTINCT_KEYS = {"make_sort_unique"}
-"""Defined only on words whose keys are distinct: checked on permutations (n <= |vocab|)."""
 BRACKETS = {"make_shuffle_dyck": ["()"], "make_shuffle_dyck2": ["()", "{}"]}
+DISTINCT_KEYS = {"sort_unique"}
+"""Our lib's sort_unique sorts by its tokens: defined only where they are distinct."""
 
 
 def words_for(name: str, vocab: list[Any], n: int, count: int, rng: random.Random) -> list[list]:
-    """``count`` words of length n: random, half balanced for the Dyck programs, permutations
-    for the programs that need distinct keys."""
-    if name in DISTINCT_KEYS:
-        n = min(n, len(vocab))
-        return [rng.sample(vocab, n) for _ in range(count)]
-    words = [[rng.choice(vocab) for _ in range(n)] for _ in range(count)]
+    """The constant words of length n (one per value, at most 4) and ``count`` random ones
+    (half balanced for the Dyck programs at even n)."""
+    const = [[v] * n for v in vocab[:4]]
+    rand = [[rng.choice(vocab) for _ in range(n)] for _ in range(count)]
     if name in BRACKETS and n % 2 == 0:
         for k in range(0, count, 2):
-            words[k] = balanced(BRACKETS[name], n, rng)
-    return words
+            rand[k] = balanced(BRACKETS[name], n, rng)
+    return const + rand
 
 
 def balanced(pairs: list[str], n: int, rng: random.Random) -> list[str]:
@@ -112,10 +138,9 @@ def balanced(pairs: list[str], n: int, rng: random.Random) -> list[str]:
     out: list[str] = []
     opened = {p: 0 for p in pairs}
     while len(out) < n:
-        left = n - len(out)
         must_close = sum(opened.values())
         choices = [p[1] for p in pairs if opened[p] > 0]
-        if must_close < left:
+        if must_close < n - len(out):
             choices += [p[0] for p in pairs]
         ch = rng.choice(choices)
         p = next(p for p in pairs if ch in p)
@@ -124,148 +149,151 @@ def balanced(pairs: list[str], n: int, rng: random.Random) -> list[str]:
     return out
 
 
+def load_lib(tracr: str, rasp_import: str) -> Any:
+    """Tracr's ``lib.py`` with only its import line replaced by ``rasp_import``, run from a
+    temporary file (so that its lambdas have a source file to be read from)."""
+    src = (Path(tracr) / "tracr/compiler/lib.py").read_text()
+    if src.count(IMPORT) != 1:
+        raise SystemExit(f"error: {tracr}/tracr/compiler/lib.py has no line {IMPORT!r}")
+    tmp = Path(tempfile.mkdtemp(prefix="tracr-lib-")) / "lib.py"
+    atexit.register(shutil.rmtree, tmp.parent, True)  # read until then: lambdas' source
+    tmp.write_text(src.replace(IMPORT, rasp_import))
+    ns = runpy.run_path(str(tmp), run_name="tracr_lib_changed_import")
+    return argparse.Namespace(**{k: v for k, v in ns.items() if not k.startswith("__")})
+
+
 # ---- the Tracr worker (runs in Tracr's Python: no hardsoft, no torch) ----------------------
 
 
 def tracr_worker(args: argparse.Namespace) -> None:
     sys.path.insert(0, args.tracr)
-    import numpy as np
     from tracr.compiler import compiling, lib  # type: ignore[import-not-found]
     from tracr.rasp import rasp  # type: ignore[import-not-found]
 
-    name, n = args.program, args.max_seq_len
-    _, builder, vocab = PROGRAMS[name]
-    program = eval(builder, {"lib": lib, "rasp": rasp, "N": n})  # noqa: S307 - our own table
-    start = time.perf_counter()
-    model = compiling.compile_rasp_to_model(program, set(vocab), n, compiler_bos="BOS")
-    compile_s = time.perf_counter() - start
-    params = sum(int(np.prod(v.shape)) for layer in model.params.values() for v in layer.values())
-    rng = random.Random(n)
-    checks = {}
-    # two input shapes (each new length makes jax trace the model again)
-    checks["n = max"] = _tracr_check(model, program, words_for(name, vocab, n, args.samples, rng))
-    half = words_for(name, vocab, max(1, n // 2), args.samples, rng)
-    checks["n = max/2"] = _tracr_check(model, program, half)
-    print(json.dumps({"parameters": params, "compile_s": compile_s, "checks": checks}))
+    build, vocab, _ = BUILDERS[args.program]
+    program = build(lib, rasp, args.max_seq_len)
+    if args.evaluate:  # Tracr's own evaluate on given words
+        words = json.loads(Path(args.evaluate).read_text())
+        print(json.dumps([_tracr_eval(rasp, program, w) for w in words]))
+        return
+    start = time.process_time()
+    model = compiling.compile_rasp_to_model(
+        program, set(vocab), args.max_seq_len, compiler_bos="BOS",
+        mlp_exactness=SETTINGS[args.setting],
+    )  # fmt: skip
+    compile_cpu = time.process_time() - start
+    params = sum(int(v.size) for layer in model.params.values() for v in layer.values())
+    rng = random.Random(args.max_seq_len)
+    checks = {"constant": _tally(), "random": _tally()}
+    for n in checked_lengths(args.max_seq_len):
+        words = words_for(args.program, vocab, n, args.samples, rng)
+        outs = _tracr_apply(model, words)
+        for k, (w, out) in enumerate(zip(words, outs)):
+            kind = "constant" if k < min(4, len(vocab)) else "random"
+            _score(checks[kind], _tracr_eval(rasp, program, w), out, n)
+    print(json.dumps({"parameters": params, "compile_cpu_s": round(compile_cpu, 2),
+                      "checks": checks, "lengths": checked_lengths(args.max_seq_len)}))  # fmt: skip
 
 
-def _tracr_check(model: Any, program: Any, words: list[list]) -> dict[str, Any]:
-    right_words = positions = right = skipped = 0
-    max_err = 0.0
-    for w in words:
-        try:
-            ref = program(w)
-        except Exception:  # Tracr's evaluate is undefined on this word
-            skipped += 1
+def checked_lengths(n: int) -> list[int]:
+    """The lengths a Tracr row is checked at: every length 1..N for N <= 10; above, 1, 2, 3,
+    N/2 and the last five (N - 4..N), where the errors at the largest counts show (every
+    length of a jax eager forward pass compiles each operation again for its shape: on the
+    shared machine every length cost minutes)."""
+    if n <= 10:
+        return list(range(1, n + 1))
+    return sorted({1, 2, 3, n // 2, *range(n - 4, n + 1)})
+
+
+def _tracr_eval(rasp: Any, program: Any, word: list) -> Any:
+    try:
+        return rasp.evaluate(program, word)
+    except Exception:  # Tracr's evaluate is undefined on this word
+        return None
+
+
+def _tracr_apply(model: Any, words: list[list]) -> list[list]:
+    """The decoded outputs of a batch of words of one length (one forward pass)."""
+    import jax.numpy as jnp
+
+    enc = model.input_encoder
+    batch = jnp.array([enc.encode(["BOS", *w]) for w in words])
+    out = model.forward(model.params, batch).unembedded_output
+    decoded = []
+    for row in out.tolist():
+        vals = model.output_encoder.decode(row) if model.output_encoder else row
+        decoded.append(list(vals)[1:])
+    return decoded
+
+
+def _tally() -> dict[str, Any]:
+    return {"words": 0, "right_words": 0, "wrong_lengths": [], "max_numeric_error": 0.0}
+
+
+def _score(t: dict[str, Any], ref: Any, out: list, n: int) -> None:
+    if ref is None:
+        return
+    ok_word = True
+    for got, want in zip(out, ref):
+        if want is None:
             continue
-        out = model.apply(["BOS", *w]).decoded[1:]
-        ok_word = True
-        for got, want in zip(out, ref):
-            if want is None:
-                continue
-            positions += 1
-            if isinstance(want, (int, float)) and isinstance(got, (int, float)):  # bools too
-                err = abs(float(got) - float(want))
-                max_err = max(max_err, err)
-                ok = err < 0.01
-            else:
-                ok = got == want
-            right += ok
-            ok_word &= ok
-        right_words += ok_word
-    return {
-        "words": len(words) - skipped,
-        "right_words": right_words,
-        "positions": positions,
-        "right_positions": right,
-        "max_numeric_error": max_err,
-    }
+        if isinstance(want, (int, float)) and isinstance(got, (int, float)):  # bools too
+            err = abs(float(got) - float(want))
+            t["max_numeric_error"] = max(t["max_numeric_error"], err)
+            ok = err < 0.01
+        else:
+            ok = got == want
+        ok_word &= bool(ok)
+    t["words"] += 1
+    t["right_words"] += ok_word
+    if not ok_word and n not in t["wrong_lengths"]:
+        t["wrong_lengths"].append(n)
 
 
-# ---- ours -------------------------------------------------------------------------------------
-
-
-def ours(name: str, lengths: list[int], samples: int) -> dict[str, Any]:
-    from hardsoft.programs.check_source import check_program
-    from hardsoft.programs.rasp.load import library_path, load
-
-    instance = PROGRAMS[name][0]
-    program = load(library_path(), name=instance)
-    start = time.perf_counter()
-    model = program.compile("soft-temperature")
-    compile_s = time.perf_counter() - start
-    cert = model.meta["certificate"]
-    bound = model.meta["program"]["max_len"]
-    exact: dict[str, Any] = {}
-    rng = random.Random(0)
-    for n in lengths:
-        if bound is not None and n > bound:
-            exact[str(n)] = f"— (bounded: n <= {bound})"
-            continue
-        if name in DISTINCT_KEYS and n > len(program.alphabet):
-            exact[str(n)] = f"— (distinct keys: n <= {len(program.alphabet)})"
-            continue
-        count = samples if n < 5000 else 1
-        words = ["".join(w) for w in words_for(name, list(program.alphabet), n, count, rng)]
-        start = time.perf_counter()
-        report = check_program(model, program, exhaustive_max_n=0, random_n=(), words=words)
-        exact[str(n)] = {
-            "words": report["checked_strings"],
-            "mismatches": report["mismatches"],
-            "undefined": report["undefined_strings"],
-            "seconds": round(time.perf_counter() - start, 2),
-        }
-    return {
-        "status": "length-general" if cert["length_general"] else f"bounded (n <= {bound})",
-        "reason": "; ".join(f"{b['statement']}: {b['text']}" for b in cert["bounded_because"]),
-        "parameters": model.parameter_count(),
-        "layers": len(model.spec.layers),
-        "compile_s": round(compile_s, 2),
-        "exact": exact,
-    }
-
-
-def run_tracr(args: argparse.Namespace, name: str, n: int) -> dict[str, Any]:
+def run_tracr(args: argparse.Namespace, name: str, n: int, setting: str) -> dict[str, Any]:
     """One Tracr row, in a subprocess: stopped after ``--timeout`` seconds or above
-    ``--memory-gb`` of resident memory, and recorded as such (never guessed)."""
+    ``--memory-gb`` of resident memory, and recorded as such."""
     cmd = [args.tracr_python, __file__, "--worker", "--program", name, "--max-seq-len", str(n),
-           "--tracr", args.tracr, "--samples", str(args.samples)]  # fmt: skip
+           "--setting", setting, "--tracr", args.tracr, "--samples", str(args.samples)]  # fmt: skip
     measured = {
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "load_average": round(os.getloadavg()[0], 1),
-        "run": "this run",
     }
+    code, stdout, err, extra = _subprocess(cmd, args.timeout, args.memory_gb)
+    measured.update(extra)
+    if err:
+        return {"error": err, "measured": measured}
+    return {**json.loads(stdout.strip().splitlines()[-1]), "measured": measured}
+
+
+def _subprocess(cmd: list[str], timeout: float, memory_gb: float) -> tuple[int, str, str, dict]:
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
-        peak = 0.0
-        stopped = None
+        peak, stopped = 0.0, ""
         while proc.poll() is None:
-            time.sleep(1.0)
+            time.sleep(0.5)
             peak = max(peak, _rss_gb(proc.pid))
-            if time.perf_counter() - start > args.timeout:
-                stopped = f"did not finish in {args.timeout} s"
-            elif peak > args.memory_gb:
-                stopped = f"stopped above {args.memory_gb:g} GB of memory"
+            if time.perf_counter() - start > timeout:
+                stopped = f"did not finish in {timeout:g} s (wall)"
+            elif peak > memory_gb:
+                stopped = f"stopped above {memory_gb:g} GB of memory"
             if stopped:
                 proc.kill()
                 proc.wait()
                 break
-        measured["seconds"] = round(time.perf_counter() - start, 1)
-        measured["peak_rss_gb"] = round(peak, 2)
-        if stopped:
-            return {"error": stopped, "measured": measured}
+        extra = {"wall_s": round(time.perf_counter() - start, 1), "peak_rss_gb": round(peak, 2)}
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
+    if stopped:
+        return -1, "", stopped, extra
     if proc.returncode != 0:
-        last = (stderr.strip().splitlines() or ["?"])[-1]
-        return {"error": last[:200], "measured": measured}
-    return {**json.loads(stdout.strip().splitlines()[-1]), "measured": measured}
+        return proc.returncode, "", (stderr.strip().splitlines() or ["?"])[-1][:300], extra
+    return 0, stdout, "", extra
 
 
 def _rss_gb(pid: int) -> float:
-    """Resident memory of a process in GB (Linux /proc; 0 where unreadable)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
@@ -275,124 +303,132 @@ def _rss_gb(pid: int) -> float:
     return 0.0
 
 
-def _exact_text(e: Any) -> str:
-    if isinstance(e, str):
-        return e
-    if not e["words"]:
-        return "— (undefined)"
-    return "exact" if e["mismatches"] == 0 else f"{e['mismatches']}/{e['words']} words wrong"
+# ---- ours -------------------------------------------------------------------------------------
 
 
-def _tracr_text(t: dict[str, Any]) -> tuple[str, str]:
-    if "error" in t:
-        return "—", t["error"]
-    at_max, below = t["checks"]["n = max"], t["checks"]["n = max/2"]
-    text = (
-        f"{at_max['right_words']}/{at_max['words']} words right at n = N, "
-        f"{below['right_words']}/{below['words']} at n = N/2"
-    )
-    err = max(at_max["max_numeric_error"], below["max_numeric_error"])
-    if err > 0:
-        text += f"; max numeric error {err:.2g}"
-    return f"{t['parameters']:,}", text
+def ours(name: str, source: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Our compile of Tracr's lib (only the import changed) or of our lib, and its checks."""
+    from hardsoft import rasp
+    from hardsoft.programs.rasp.load import RaspProgram, library_path, load
 
-
-def markdown(data: dict[str, Any], args: argparse.Namespace) -> str:
-    """The side-by-side table, and when each Tracr row was measured."""
-    results, env, tenv = data["results"], data.get("env", {}), data.get("tracr_env", {})
-    lens, tl = args.lengths, args.max_seq_lens
-    lines = [
-        "# Tracr's library: hardsoft (one model for every n) vs Tracr (one per max_seq_len)",
-        "",
-        "Produced by `python benchmarks/tracr_lib.py` (docs/rasp.md, \"Tracr's library, side by "
-        'side"). Ours: measured '
-        f"{env.get('date', '?')} (load average {env.get('load_average', '?')}), "
-        f"{env.get('machine', '?')}, {env.get('cpu_count', '?')} CPUs shared with other jobs, "
-        f"Python {env.get('python', '?')}, torch {env.get('torch', '?')}. Tracr "
-        f"{tenv.get('tracr', '?')} with jax {tenv.get('jax', '?')} in its own venv, on the same "
-        "machine; each Tracr row's date and load are listed below the table.",
-        "",
-        "Ours: our program from `src/hardsoft/programs/examples/tracr_lib.py`, `--target "
-        "soft-temperature`, one model for every n; exact = every output at every position equal "
-        f"to `rasp.evaluate` on {args.samples} random words per length (1 at n = 10^4). Tracr: its "
-        "own `lib` function, `compile_rasp_to_model` at its defaults for each max_seq_len N "
-        "(a subprocess per row, stopped after the row's time or memory limit); exact = the "
-        "decoded output equal to Tracr's own `rasp.evaluate` on random words of length N and of "
-        "length N/2 (numerical outputs right within 0.01; None positions skipped). A row that "
-        "did not finish says so; a program that did not finish at a smaller N is not run at a "
-        "larger one. `make_sort_unique` is defined only where its keys are distinct: its words "
-        "(ours and Tracr's) are permutations of min(n, 26) of its 26 letters.",
-        "",
-        "| program | ours: status | ours: parameters (every n) | "
-        + " | ".join(f"ours: n = {n}" for n in lens)
-        + " | "
-        + " | ".join(f"Tracr N = {n}: parameters" for n in tl)
-        + " | "
-        + " | ".join(f"Tracr N = {n}: exact" for n in tl)
-        + " |",
-        "|" + "---|" * (3 + len(lens) + 2 * len(tl)),
-    ]
-    for name in PROGRAMS:
-        r = results.get(name)
-        if r is None or "ours" not in r:
-            continue
-        o = r["ours"]
-        cells = [f"`{name}`", o["status"], f"{o['parameters']:,}"]
-        cells += [_exact_text(o["exact"].get(str(n), "not run")) for n in lens]
-        tracr = [_tracr_text(r.get("tracr", {}).get(str(n), {"error": "not run"})) for n in tl]
-        cells += [p for p, _ in tracr] + [e for _, e in tracr]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Why the bounded programs are bounded (their certificates):", ""]
-    for name in PROGRAMS:
-        if name in results and results[name].get("ours", {}).get("reason"):
-            lines.append(f"- `{name}`: {results[name]['ours']['reason']}")
-    lines += ["", "When each Tracr row was measured (UTC; wall seconds of the row's subprocess; "
-              "the 1-minute load average when it started, on 2 cores):", "",
-              "| program | " + " | ".join(f"N = {n}" for n in tl) + " |",
-              "|" + "---|" * (1 + len(tl))]  # fmt: skip
-    for name in PROGRAMS:
-        rows = results.get(name, {}).get("tracr", {})
-        lines.append(f"| `{name}` | " + " | ".join(_when(rows.get(str(n))) for n in tl) + " |")
-    for run in _reused_runs(results):
-        lines += ["", f"(†) {run}; the load was not recorded then (the machine was "
-                  "shared with other jobs throughout)."]  # fmt: skip
-    lines += ["", "Raw results (with earlier attempts of re-measured rows): "
-              "`benchmarks/results/tracr_lib.json`.", ""]  # fmt: skip
-    return "\n".join(lines)
-
-
-def _when(row: dict[str, Any] | None) -> str:
-    if row is None or row.get("skipped"):
-        return "not run"
-    m = row.get("measured", {})
-    if m.get("run", "this run") != "this run":  # reused from an earlier run
-        text = "earlier run (†)"
+    build, vocab, instance = BUILDERS[name]
+    if source == "tracr":
+        lib = load_lib(args.tracr, "from hardsoft import rasp")
+        values, symbols = rasp.compile_rasp.__globals__["symbols_for"](vocab)
+        program = RaspProgram(build(lib, rasp, 10), name, values, symbols, source="lib.py")
     else:
-        text = m.get("date", "?").replace("T", " ").replace("+00:00", "")
-        text += f", load {m.get('load_average')}, {m.get('seconds', 0):g} s"
-    for e in row.get("earlier", []):
-        text += f"; earlier: {_tracr_text(e)[1]} ({_when(e)})"
-    if row.get("note"):
-        text += f"; {row['note']}"
-    return text
+        program = load(library_path(), name=instance)
+    row: dict[str, Any] = {}
+    start = time.process_time()
+    try:
+        model = program.compile("soft-temperature")
+    except rasp.NeedsMaxLen as exc:
+        row["refused_without_bound"] = str(exc)
+        model = program.compile("soft-temperature", max_len=10)
+    row["compile_cpu_s"] = round(time.process_time() - start, 2)
+    cert = model.meta["certificate"]
+    bound = model.meta["program"]["max_len"]
+    row.update(
+        status="length-general" if cert["length_general"] else f"bounded (n <= {bound})",
+        reason="; ".join(f"{b['statement']}: {b['text']}" for b in cert["bounded_because"]),
+        parameters=model.parameter_count(),
+        features=list(model.spec.position_features),
+        heads=sum(len(layer.heads) for layer in model.spec.layers),
+        layers=len(model.spec.layers),
+        exact=_check_ours(model, program, name, instance, bound, args),
+    )
+    if source == "tracr" and args.tracr_python:
+        row["vs_tracr_evaluate"] = _check_vs_tracr(model, program, name, bound, args)
+    return row
 
 
-def _reused_runs(results: dict[str, Any]) -> list[str]:
-    runs = {
-        f"{row['measured']['run']}, {row['measured']['date']}"
-        for r in results.values()
-        for row in [*r.get("tracr", {}).values()]
-        if row.get("measured", {}).get("run", "this run") != "this run"
-    }
-    return sorted(runs)
+def _check_ours(model: Any, program: Any, name: str, instance: str, bound: int | None,
+                args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
+    from hardsoft.programs.check_source import check_program
+
+    rng = random.Random(0)
+    exact: dict[str, Any] = {}
+    for n in args.lengths:
+        if bound is not None and n > bound:
+            exact[str(n)] = f"— (bounded: n <= {bound})"
+            continue
+        alphabet = list(program.alphabet)
+        if instance in DISTINCT_KEYS and program.source != "lib.py":
+            if n > len(alphabet):
+                exact[str(n)] = f"— (distinct keys: n <= {len(alphabet)})"
+                continue
+            words = [rng.sample(alphabet, n) for _ in range(args.samples)]
+        else:
+            words = words_for(name, alphabet, n, args.samples if n < 5000 else 1, rng)
+        start = time.process_time()
+        report = check_program(model, program, exhaustive_max_n=0, random_n=(),
+                               words=["".join(w) for w in words])  # fmt: skip
+        exact[str(n)] = {
+            "words": report["checked_strings"],
+            "mismatches": report["mismatches"],
+            "undefined": report["undefined_strings"],
+            "first_mismatch": report["first_mismatch"],
+            "cpu_s": round(time.process_time() - start, 2),
+        }
+    return exact
 
 
-# ---- the results file: rows keyed by program and N, each with when and how it was measured ---
+def _check_vs_tracr(model: Any, program: Any, name: str, bound: int | None,
+                    args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
+    """Our model against Tracr's own ``rasp.evaluate`` (run in Tracr's Python)."""
+    from hardsoft.programs.check_source import check_program
+
+    rng = random.Random(1)
+    out: dict[str, Any] = {}
+    for n in (10, 100):
+        if bound is not None and n > bound:
+            continue
+        words = words_for(name, list(program.vocab), n, args.samples, rng)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+            json.dump(words, fh)
+        cmd = [args.tracr_python, __file__, "--worker", "--program", name, "--max-seq-len",
+               "10", "--tracr", args.tracr, "--evaluate", fh.name]  # fmt: skip
+        code, stdout, err, _ = _subprocess(cmd, args.timeout, args.memory_gb)
+        os.unlink(fh.name)
+        if err:
+            out[str(n)] = {"error": err}
+            continue
+        refs = json.loads(stdout.strip().splitlines()[-1])
+        tracr_runs = {
+            "".join(program.alphabet[program.vocab.index(v)] for v in w): ref
+            for w, ref in zip(words, refs)
+        }
+        against = _against_tracr(program, tracr_runs)
+        report = check_program(model, against, exhaustive_max_n=0, random_n=(),
+                               words=list(tracr_runs))  # fmt: skip
+        out[str(n)] = {"words": report["checked_strings"], "mismatches": report["mismatches"],
+                       "undefined": report["undefined_strings"]}  # fmt: skip
+    return out
 
 
-def _update(json_path: Path, change: Any) -> dict[str, Any]:
-    """Read the results file, apply ``change`` to it, write it back atomically, under a lock
-    (the ours and Tracr parts may run as two processes)."""
+def _against_tracr(program: Any, refs: dict[str, Any]) -> Any:
+    """``program`` with Tracr's own ``rasp.evaluate`` (of its output) as reference values
+    (hardsoft is imported here: the Tracr worker runs without it)."""
+    from hardsoft.errors import HardsoftError
+    from hardsoft.programs.rasp.load import RaspProgram
+    from hardsoft.programs.source import ProgramRun
+
+    class AgainstTracr(RaspProgram):
+        def run(self, word: str) -> ProgramRun:
+            if refs[word] is None:
+                raise HardsoftError("Tracr's evaluate is undefined here")
+            return ProgramRun(word, {self.statements[-1]: refs[word]}, False)
+
+    return AgainstTracr(
+        program.sop, program.name, program.vocab, program.alphabet, source=program.source
+    )
+
+
+# ---- the results file and the table -----------------------------------------------------------
+
+
+def _update(json_path: Path, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Read the results file, apply ``change``, write it back atomically, under a lock."""
     lock = Path(tempfile.gettempdir()) / f"{json_path.resolve().as_posix().replace('/', '_')}.lock"
     with open(lock, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
@@ -405,58 +441,145 @@ def _update(json_path: Path, change: Any) -> dict[str, Any]:
     return data
 
 
-def _reuse(data: dict[str, Any], old_path: Path) -> None:
-    """Copy the Tracr rows of an earlier run's results (absent here) with that run's date and
-    machine: reused rows say where they come from."""
-    old = json.loads(old_path.read_text())
-    env = old.get("env", {})
-    for name, entry in old.get("results", {}).items():
-        for n, row in entry.get("tracr", {}).items():
-            rows = data["results"].setdefault(name, {}).setdefault("tracr", {})
-            if n in rows or row.get("skipped"):
+def _exact_text(e: Any) -> str:
+    if isinstance(e, str):
+        return e
+    if not e["words"]:
+        return "— (undefined)"
+    return "exact" if e["mismatches"] == 0 else f"{e['mismatches']}/{e['words']} words wrong"
+
+
+def _ours_cell(o: dict[str, Any] | None) -> list[str]:
+    if o is None:
+        return ["not run"] * 3
+    measured = sorted(o["exact"], key=int)  # the lengths this row was checked at
+    exact = ", ".join(f"n = {n}: {_exact_text(o['exact'][n])}" for n in measured)
+    vs = o.get("vs_tracr_evaluate")
+    if vs:
+        exact += "; vs Tracr's evaluate: " + ", ".join(
+            f"n = {n} " + ("exact" if v.get("mismatches") == 0 else str(v)) for n, v in vs.items()
+        )
+    return [o["status"], f"{o['parameters']:,}", exact]
+
+
+def _tracr_cell(t: dict[str, Any] | None, n: int = 10) -> str:
+    if t is None:
+        return "not run"
+    if "error" in t:
+        return t["error"]
+    c, r = t["checks"]["constant"], t["checks"]["random"]
+    text = (f"{t['parameters']:,} p., {t['compile_cpu_s']:g} s; const {c['right_words']}/"
+            f"{c['words']}, random {r['right_words']}/{r['words']}")  # fmt: skip
+    wrong = sorted(set(c["wrong_lengths"]) | set(r["wrong_lengths"]))
+    if wrong:
+        text += f" (wrong from n = {wrong[0]})"
+    if "lengths" not in t and n > 10:
+        text += "; every length 1..N"
+    err = max(c["max_numeric_error"], r["max_numeric_error"])
+    if err > 0:
+        text += f"; max err {err:.2g}"
+    return text
+
+
+def markdown(data: dict[str, Any], args: argparse.Namespace) -> str:
+    """The side-by-side tables (ours; Tracr per setting) and how they were measured."""
+    res, env, tenv = data["results"], data.get("env", {}), data.get("tracr_env", {})
+    tl = args.max_seq_lens
+    lines = [
+        "# Tracr's library: hardsoft (one model for every n) vs Tracr (one per max_seq_len)",
+        "",
+        "Produced by `python benchmarks/tracr_lib.py` (docs/rasp.md, \"Tracr's library, side by "
+        f'side"). Ours: measured {env.get("date", "?")} (load average '
+        f"{env.get('load_average', '?')}), {env.get('machine', '?')}, {env.get('cpu_count', '?')}"
+        f" CPUs shared with other jobs, Python {env.get('python', '?')}, torch "
+        f"{env.get('torch', '?')}. Tracr commit {tenv.get('tracr', '?')} with jax "
+        f"{tenv.get('jax', '?')} and dm-haiku {tenv.get('haiku', '?')} in its own venv on the same "
+        "machine (each row's date and load in the JSON). Times are CPU seconds of the compiling "
+        "process, not wall time.",
+        "",
+        "## Ours",
+        "",
+        "Tracr's lib: Tracr's own `lib.py` with only the import line changed to `from hardsoft "
+        "import rasp` (instances in `BUILDERS`; `make_sort_unique` with keys `1 - indices` and "
+        "`make_nary_sequencemap` with `x + y - z` of tokens, tokens and indices are Tracr's own "
+        "test cases). Our lib: `src/hardsoft/programs/examples/tracr_lib.py`. Both compiled "
+        "for `soft-temperature` (without a bound where that compiles, else `--max-len 10`) and "
+        "checked at every position against our `rasp.evaluate` on the constant words and "
+        f"{args.samples} random words per length (1 at n = 10^4); Tracr's lib also against "
+        "Tracr's own `rasp.evaluate` at n = 10 and 100. `detect_pattern` was checked to "
+        "n = 1000: our `rasp.evaluate` calls its lambda predicates (Tracr's `shift_by`) once "
+        "per pair of positions, n^2 times.",
+        "",
+        "| program | Tracr's lib: status | parameters | checked | our lib: status | parameters "
+        "| checked |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in BUILDERS:
+        r = res.get(name, {})
+        cells = [f"`{name}`", *_ours_cell(r.get("ours_tracr_lib"))]
+        cells += _ours_cell(r.get("ours_our_lib"))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Why the bounded ones are bounded (the refusal without a bound, else the "
+              "certificate):", ""]  # fmt: skip
+    for name in BUILDERS:
+        for col in ("ours_tracr_lib", "ours_our_lib"):
+            o = res.get(name, {}).get(col) or {}
+            if o.get("reason"):
+                why = o.get("refused_without_bound") or o["reason"]
+                which = "Tracr's lib" if col == "ours_tracr_lib" else "our lib"
+                lines.append(f"- `{name}` ({which}): {why}")
+    for setting, exactness in SETTINGS.items():
+        lines += [
+            "",
+            f"## Tracr, `mlp_exactness={exactness}`"
+            + (" (its default)" if setting == "default" else ""),
+            "",
+            "Per max_seq_len N: parameters (p.), compile CPU seconds, and the words right "
+            "against Tracr's own `rasp.evaluate` (constant words: each vocabulary value "
+            f"repeated, at most 4 per length; {args.samples} random words per length) at every "
+            "length 1..N for N = 10; for N = 20 and 40 at n = 1, 2, 3, N/2 and N - 4..N, "
+            'except rows marked "every length 1..N" (the first rows measured).',
+            "",
+            "| program | " + " | ".join(f"N = {n}" for n in tl) + " |",
+            "|" + "---|" * (1 + len(tl)),
+        ]
+        for name in BUILDERS:
+            rows = res.get(name, {}).get("tracr", {}).get(setting, {})
+            lines.append(
+                f"| `{name}` | " + " | ".join(_tracr_cell(rows.get(str(n)), n) for n in tl) + " |"
+            )
+        lines += ["", *_summary(res, setting, tl)]
+    lines += [
+        "",
+        "Compile CPU seconds of a Tracr row include jax's start-up in the row's fresh process "
+        "(about 4 s here; a second compile in one process takes a fraction of a second, "
+        "benchmarks/results/tracr_errors.md). Raw results: `benchmarks/results/tracr_lib.json`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _summary(res: dict[str, Any], setting: str, tl: list[int]) -> list[str]:
+    """Per N: how many programs were right on every checked word, and which were not."""
+    out = []
+    for n in tl:
+        right, wrong, missing = [], [], []
+        for name in BUILDERS:
+            row = res.get(name, {}).get("tracr", {}).get(setting, {}).get(str(n))
+            if row is None or "error" in row:
+                missing.append(name)
                 continue
-            row = dict(row)
-            row.setdefault("measured", {
-                "date": f"during the run started {env.get('date', '?')}",
-                "load_average": None,
-                "run": f"reused from {old_path.name} ({env.get('cpu_count', '?')} CPUs, "
-                       f"{env.get('machine', '?')}, jax {env.get('jax', '?')}, "
-                       f"Tracr {env.get('tracr', '?')})",
-            })  # fmt: skip
-            rows[n] = row
-    data.setdefault("tracr_env", {k: env[k] for k in ("jax", "tracr") if k in env})
-
-
-def _annotate(data: dict[str, Any], note: str) -> None:
-    key, _, text = note.partition("=")
-    name, _, n = key.partition(":")
-    data["results"][name]["tracr"][n]["note"] = text
-
-
-def _unfinished(row: dict[str, Any] | None) -> bool:
-    return bool(
-        row
-        and "error" in row
-        and not row.get("skipped")
-        and (row["error"].startswith("did not finish") or row["error"].startswith("stopped above"))
-    )
-
-
-def _todo(rows: dict[str, Any], n: int, args: argparse.Namespace, key: str) -> str | None:
-    """Why (program, N) is not measured now (None: measure it)."""
-    row = rows.get(str(n))
-    if key in args.rerun:
-        return None
-    if row is not None and not row.get("skipped"):
-        if not (_unfinished(row) and args.retry_unfinished):
-            return "kept"
-    smaller = [int(k) for k, r in rows.items() if int(k) < n and not r.get("skipped")]
-    if smaller and _unfinished(rows[str(max(smaller))]) and not args.run_after_unfinished:
-        m = max(smaller)
-        return f"not run: N = {m} {rows[str(m)]['error']}"
-    if args.stop_at and dt.datetime.now(dt.timezone.utc) >= args.stop_at:
-        return "stop"
-    return None
+            checks = row["checks"].values()
+            ok = all(c["right_words"] == c["words"] for c in checks)
+            (right if ok else wrong).append(name)
+        measured = len(right) + len(wrong)
+        text = f"- N = {n}: {len(right)} of {measured} measured right on every checked word"
+        if wrong:
+            text += f"; wrong: {', '.join(f'`{w}`' for w in wrong)}"
+        if missing:
+            text += f"; not measured: {len(missing)}"
+        out.append(text + ".")
+    return out
 
 
 def main() -> None:
@@ -464,35 +587,21 @@ def main() -> None:
     ap.add_argument("--tracr", help="a checkout of github.com/google-deepmind/tracr")
     ap.add_argument("--tracr-python", help="a Python with jax, dm-haiku, chex, networkx")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--evaluate", help=argparse.SUPPRESS)
     ap.add_argument("--program")
+    ap.add_argument("--setting", default="default", choices=list(SETTINGS))
     ap.add_argument("--max-seq-len", type=int)
-    ap.add_argument("--max-seq-lens", default="10,40,100")
+    ap.add_argument("--max-seq-lens", default="10,20,40")
+    ap.add_argument("--settings", default=",".join(SETTINGS))
     ap.add_argument("--lengths", default="10,100,10000")
-    ap.add_argument("--samples", type=int, default=8)
-    ap.add_argument("--timeout", type=int, default=600, help="seconds per Tracr row")
+    ap.add_argument("--samples", type=int, default=4)
+    ap.add_argument("--timeout", type=float, default=900, help="wall seconds per Tracr row")
     ap.add_argument("--memory-gb", type=float, default=8.0, help="memory per Tracr row")
-    ap.add_argument("--only", default="", help="comma-separated lib functions, in this order")
-    ap.add_argument("--tracr-version", default="", help="what to call the Tracr checkout")
-    ap.add_argument("--ours-only", action="store_true", help="measure ours, keep Tracr's rows")
-    ap.add_argument("--tracr-only", action="store_true", help="measure Tracr, keep ours")
-    ap.add_argument("--table-only", action="store_true", help="write the table from the JSON")
-    ap.add_argument("--reuse", type=Path, help="an earlier run's JSON: reuse its Tracr rows")
-    ap.add_argument("--rerun", default="", help="Tracr rows to measure again: PROGRAM:N,...")
-    ap.add_argument(
-        "--retry-unfinished", action="store_true", help="measure again rows that did not finish"
-    )
-    ap.add_argument(
-        "--run-after-unfinished",
-        action="store_true",
-        help="run a program at N although it did not finish at a smaller N",
-    )
-    ap.add_argument(
-        "--note",
-        action="append",
-        default=[],
-        help="PROGRAM:N=TEXT: a note on a Tracr row (why it was re-measured)",
-    )
-    ap.add_argument("--stop-at", help="UTC time (ISO): start no Tracr row after it")
+    ap.add_argument("--only", default="", help="comma-separated lib functions")
+    ap.add_argument("--ours-only", action="store_true")
+    ap.add_argument("--tracr-only", action="store_true")
+    ap.add_argument("--table-only", action="store_true")
+    ap.add_argument("--rerun", action="store_true", help="measure rows again")
     ap.add_argument("-o", "--out", default=str(ROOT / "benchmarks/results/tracr_lib.md"))
     args = ap.parse_args()
     if args.worker:
@@ -500,15 +609,8 @@ def main() -> None:
         return
     args.max_seq_lens = [int(x) for x in args.max_seq_lens.split(",")]
     args.lengths = [int(x) for x in args.lengths.split(",")]
-    args.rerun = {x.strip() for x in args.rerun.split(",") if x.strip()}
-    if args.stop_at:
-        args.stop_at = dt.datetime.fromisoformat(args.stop_at).replace(tzinfo=dt.timezone.utc)
     json_path = Path(args.out).with_suffix(".json")
-    names = [n for n in args.only.split(",") if n] or list(PROGRAMS)
-    if args.reuse:
-        _update(json_path, lambda d: _reuse(d, args.reuse))
-    for note in args.note:
-        _update(json_path, lambda d, note=note: _annotate(d, note))
+    names = [n for n in args.only.split(",") if n] or list(BUILDERS)
     if not (args.tracr_only or args.table_only):
         _measure_ours(json_path, names, args)
     if not (args.ours_only or args.table_only):
@@ -525,51 +627,45 @@ def _measure_ours(json_path: Path, names: list[str], args: argparse.Namespace) -
     env = environment("cpu")
     env["load_average"] = round(os.getloadavg()[0], 1)
     for name in names:
-        ours_row = ours(name, args.lengths, args.samples)
-        print(name, "ours:", ours_row["status"], ours_row["exact"], flush=True)
+        for col, source in (("ours_tracr_lib", "tracr"), ("ours_our_lib", "ours")):
+            if source == "tracr" and not args.tracr:
+                continue
+            row = ours(name, source, args)
+            print(name, col, row["status"], row["exact"], row.get("vs_tracr_evaluate"),
+                  flush=True)  # fmt: skip
 
-        def put(d: dict[str, Any], name: str = name, row: dict[str, Any] = ours_row) -> None:
-            d["results"].setdefault(name, {}).setdefault("tracr", {})
-            d["results"][name]["ours"] = row
-            d["env"] = env
+            def put(d: dict[str, Any], name: str = name, col: str = col, row: Any = row) -> None:
+                d["results"].setdefault(name, {})[col] = row
+                d["env"] = env
 
-        _update(json_path, put)
+            _update(json_path, put)
 
 
 def _measure_tracr(json_path: Path, names: list[str], args: argparse.Namespace) -> None:
     probe = subprocess.run(
-        [args.tracr_python, "-c", "import jax; print(jax.__version__)"],
+        [args.tracr_python, "-c", "import jax, haiku; print(jax.__version__, haiku.__version__)"],
         capture_output=True, text=True,
-    )  # fmt: skip
-    tracr_env = {
-        "jax": probe.stdout.strip(),
-        "tracr": args.tracr_version or subprocess.run(
-            ["git", "-C", args.tracr, "rev-parse", "--short", "HEAD"], capture_output=True,
-            text=True,
-        ).stdout.strip() or "checkout",
-    }  # fmt: skip
-    for n in args.max_seq_lens:  # all programs at one N before the next: partial runs balance
-        for name in names:
-            data = _update(json_path, lambda d: d.setdefault("tracr_env", tracr_env))
-            rows = data["results"].setdefault(name, {}).get("tracr", {})
-            why = _todo(rows, n, args, f"{name}:{n}")
-            if why == "kept":
-                continue
-            if why == "stop":
-                return
-            if why is not None:
-                row: dict[str, Any] = {"error": why, "skipped": True}
-            else:
-                row = run_tracr(args, name, n)
-                if str(n) in rows and not rows[str(n)].get("skipped"):
-                    earlier = rows[str(n)]
-                    row["earlier"] = [*earlier.pop("earlier", []), earlier]
-            print(name, "tracr", n, row, flush=True)
+    ).stdout.split()  # fmt: skip
+    commit = subprocess.run(["git", "-C", args.tracr, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()  # fmt: skip
+    tenv = {"jax": probe[0] if probe else "?", "haiku": probe[1] if len(probe) > 1 else "?",
+            "tracr": commit or args.tracr}  # fmt: skip
+    for n in args.max_seq_lens:  # every program at one N before the next
+        for setting in args.settings.split(","):
+            for name in names:
+                data = _update(json_path, lambda d: d.setdefault("tracr_env", tenv))
+                rows = data["results"].get(name, {}).get("tracr", {}).get(setting, {})
+                if str(n) in rows and not args.rerun:
+                    continue
+                row = run_tracr(args, name, n, setting)
+                print(name, setting, n, _tracr_cell(row), flush=True)
 
-            def put(d: dict[str, Any], name: str = name, n: int = n, row: Any = row) -> None:
-                d["results"].setdefault(name, {}).setdefault("tracr", {})[str(n)] = row
+                def put(d: dict[str, Any], name: str = name, s: str = setting, n: int = n,
+                        row: Any = row) -> None:  # fmt: skip
+                    d["results"].setdefault(name, {}).setdefault("tracr", {}).setdefault(s, {})
+                    d["results"][name]["tracr"][s][str(n)] = row
 
-            _update(json_path, put)
+                _update(json_path, put)
 
 
 if __name__ == "__main__":

@@ -237,7 +237,7 @@ def test_a_model_exact_only_up_to_a_bound_settles_nothing(tmp_path) -> None:  # 
         "from hardsoft import rasp\n"
         "every = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE)\n"
         "length = rasp.numerical(rasp.SelectorWidth(every))\n"
-        "odd = rasp.Map(lambda n: n % 2 == 1, length)\n"
+        "odd = rasp.Map(lambda n: n * n % 3 == 1, length)\n"
         "vocab = {'a', 'b'}\nmax_len = 6\n",
     )
     rec = add_program_row(tmp_path, "odd", f"{prog}:odd")

@@ -158,3 +158,69 @@ def test_bounded_repetition(regex: str, alphabet: str | None) -> None:
 def test_bad_repetitions_are_refused(regex: str, message: str) -> None:
     with pytest.raises(HardsoftError, match=re.escape(message)):
         dfa_from_regex(regex, "ab")
+
+
+# ---- issue 41: limits while the automaton is built, and the minimisation --------------------
+
+
+@pytest.mark.parametrize(
+    ("regex", "message"),
+    [("(a|b)*a(a|b){64}", "while it was determinised"),  # 2^65 states: 620 MB and growing
+     ("((a{64}){64}){64}", "written out, pass 5,000 characters")],
+)  # fmt: skip
+def test_a_regex_is_refused_while_its_automaton_grows(regex: str, message: str) -> None:
+    with pytest.raises(HardsoftError, match=re.escape(message)):
+        dfa_from_regex(regex, "ab")
+
+
+@pytest.mark.parametrize(("k", "states"), [(24, 26), (9, 2**10)])
+def test_minimal_dfas_that_pyformlang_took_minutes_over(k: int, states: int) -> None:
+    """(a|b){24}: 26 states, which pyformlang's minimisation took 85 s to find (and grew
+    exponentially with k); (a|b)*a(a|b){9}: the 2^10 states of the k-th symbol from the end."""
+    regex = f"(a|b){{{k}}}" if k == 24 else f"(a|b)*a(a|b){{{k}}}"
+    dfa = dfa_from_regex(regex, "ab")
+    assert dfa.n_states == states
+    python = re.compile(regex)
+    rng = np.random.default_rng(k)
+    for n in (k, k + 1, 2 * k):
+        for _ in range(50):
+            w = "".join(rng.choice(["a", "b"], size=n))
+            assert dfa.accepts(w) == bool(python.fullmatch(w)), (regex, w)
+
+
+def test_a_dfa_file_is_refused_by_its_states_before_any_work(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from hardsoft.languages.regular import MAX_BUILD_STATES, dfa_from_file
+
+    n = MAX_BUILD_STATES + 1
+    path = tmp_path / "big.json"
+    transitions = {str(q): {"a": str((q + 1) % n)} for q in range(n)}
+    path.write_text(json.dumps({"alphabet": "a", "start": "0", "accept": ["0"],
+                                "transitions": transitions}))  # fmt: skip
+    with pytest.raises(HardsoftError, match=f"has {n:,} states"):
+        dfa_from_file(path)
+
+
+def test_the_minimal_dfa_of_a_file_against_automata_lib(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Random complete DFAs (unreachable and equivalent states included): the number of
+    states of the minimal DFA agrees with automata-lib's, and every word up to length 6 gets
+    the file's own answer."""
+    from automata.fa.dfa import DFA as AutoDFA
+
+    from hardsoft.languages.regular import dfa_from_file
+
+    rng = np.random.default_rng(41)
+    for trial in range(40):
+        alphabet = "ab" if trial % 2 else "abc"
+        n = int(rng.integers(1, 30))
+        delta = {str(q): {a: str(int(rng.integers(0, n))) for a in alphabet} for q in range(n)}
+        accept = [str(q) for q in range(n) if rng.random() < 0.4]
+        path = tmp_path / "d.json"
+        path.write_text(json.dumps({"alphabet": alphabet, "start": "0", "accept": accept,
+                                    "transitions": delta}))  # fmt: skip
+        ours = dfa_from_file(path)
+        other = AutoDFA(states=set(delta), input_symbols=set(alphabet), transitions=delta,
+                        initial_state="0", final_states=set(accept)).minify()  # fmt: skip
+        assert ours.n_states == len(other.states), (trial, delta, accept)
+        for m in range(7):
+            for w in map("".join, itertools.product(alphabet, repeat=m)):
+                assert ours.accepts(w) == other.accepts_input(w), (trial, w)

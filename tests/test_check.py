@@ -149,7 +149,7 @@ def test_cli_compile_and_check(tmp_path) -> None:
 
 def test_cli_language_mode(tmp_path) -> None:
     path = tmp_path / "p.safetensors"
-    assert _invoke(["compile", "parity-mod", "--target", "hard", "-o", str(path)]).exit_code == 0
+    assert _invoke(["compile", "@parity-mod", "--target", "hard", "-o", str(path)]).exit_code == 0
     res = _invoke(
         [
             "check",
@@ -258,10 +258,14 @@ def test_cli_check_reports_accuracy_by_length_for_a_trained_model(tmp_path) -> N
 
 
 def _coverage(exhaustive_max_n: int, random_n: list[int], samples: int) -> tuple[int, int]:
-    """(strings, positions) that check covers over two symbols, counted from the options."""
+    """(strings, positions) that check covers over two symbols, counted from the options
+    (with the hard words it adds at every random length)."""
+    from hardsoft.languages.hard_words import hard_words
+
+    hard = [len(hard_words("01", n)) for n in random_n]
     strings = sum(2**n for n in range(1, exhaustive_max_n + 1)) + samples * len(random_n)
     positions = sum(n * 2**n for n in range(1, exhaustive_max_n + 1)) + samples * sum(random_n)
-    return strings, positions
+    return strings + sum(hard), positions + sum(h * n for h, n in zip(hard, random_n))
 
 
 def test_the_default_check_covers_what_its_help_says(tmp_path) -> None:
@@ -279,7 +283,8 @@ def test_the_default_check_covers_what_its_help_says(tmp_path) -> None:
     text = " ".join(command.help.split())
     stated = re.search(r"every string of length 1 to (\d+) \(([\d,]+) strings over two", text)
     assert stated and int(stated[1]) == defaults["exhaustive_max_n"], text
-    assert int(stated[2].replace(",", "")) == strings - defaults["samples"] * len(lengths)
+    exhaustive, _ = _coverage(defaults["exhaustive_max_n"], [], defaults["samples"])
+    assert int(stated[2].replace(",", "")) == exhaustive
     about = re.search(r"about ([\d,]+) positions over two symbols", text)
     assert about and abs(int(about[1].replace(",", "")) - positions) <= 0.02 * positions
     assert f"{defaults['samples']} random strings" in text

@@ -148,6 +148,13 @@ def sandbox(tmp_path_factory) -> Path:
     (d / "empty.txt").write_text("")
     (d / "note.txt").write_text("not a model\n")
     (d / "folder").mkdir()
+    # hostile inputs (issue 41): a link to a model, deep and long programs, an endless file
+    (d / "link.safetensors").symlink_to("hard.safetensors")  # relative: survives the copy
+    (d / "p.cr").write_text('// alphabet: 01\nx = "1" && !"0"\n')
+    (d / "deep.cr").write_text("x = " + "!" * 800 + '"1"\n')
+    (d / "long.cr").write_text("x = " + " && ".join(['"1"'] * 3000) + "\n")
+    (d / "deep.brasp").write_text("Q_0(i)\nQ_1(i)\nX(i) := " + "!" * 800 + "Q_1(i)\n")
+    (d / "urandom.brasp").symlink_to("/dev/urandom")
     return d
 
 
@@ -289,11 +296,23 @@ NAME_ARGUMENT = st.sampled_from(
 
 MODEL_FILES = mostly(
     st.sampled_from(["hard.safetensors", "soft.safetensors", "parity.safetensors", "run"]),
-    st.sampled_from(["missing.safetensors", "folder", "note.txt", "", "existing.safetensors"]),
-)
+    st.sampled_from(
+        ["missing.safetensors", "folder", "note.txt", "", "existing.safetensors",
+         "link.safetensors"]
+    ),
+)  # fmt: skip
 OUTPUT_TARGETS = mostly(
     st.sampled_from(["out.safetensors", "existing.safetensors", "new/sub/out", "run", "newdir"]),
-    st.sampled_from(["folder", "", "note.txt/out.safetensors", ".", "folder/", "/dev/null"]),
+    st.sampled_from(
+        ["folder", "", "note.txt/out.safetensors", ".", "folder/", "/dev/null",
+         "hard.safetensors", "link.safetensors", "words.txt", "p.cr"]
+    ),  # the last four: inputs of many commands (an output must never replace one)
+)  # fmt: skip
+PROGRAM_FILES = mostly(
+    st.sampled_from(["@dyck1", "@majority", "@ab_plus", "p.cr", "long.cr"]),
+    st.sampled_from(
+        ["deep.cr", "deep.brasp", "urandom.brasp", "folder", "missing.cr", "words.txt", "@nosuch"]
+    ),
 )
 INPUT_FILES = st.sampled_from(["words.txt", "latin1.txt", "empty.txt", "folder", "missing.txt"])
 
@@ -358,6 +377,8 @@ def value_strategy(param: Any, base_spec: dict) -> st.SearchStrategy[Any]:
         return st.one_of(INPUT_FILES, GEN_TEXT.map(GenFile))
     if name == "run":  # a training run folder
         return mostly(st.just("run"), MODEL_FILES)
+    if name in ("file", "program") and kind is str:  # a program file (program run, --program)
+        return PROGRAM_FILES
     if kind is Path or name == "model_path":
         return mostly(MODEL_FILES, gen_models(base_spec))
     if kind is int:
@@ -437,6 +458,22 @@ def _output_targets(args: list[str]) -> list[str]:
     return targets
 
 
+def _inputs(args: list[str], root: Path) -> set[str]:
+    """The files the command line names outside its output options (through links too),
+    relative to ``root``."""
+    found = set()
+    for k, a in enumerate(args):
+        if not a or a.startswith("-") or (k and args[k - 1] in ("-o", "--out", "--output")):
+            continue
+        path = root / a.split(":")[0]
+        try:
+            if path.is_file():
+                found.add(str(path.resolve().relative_to(root.resolve())))
+        except (OSError, ValueError):  # a name too long, or a link out of the sandbox
+            continue
+    return found
+
+
 def _changed_allowed(rel: str, targets: list[str]) -> bool:
     return any(t and (rel == t or rel.startswith(t.rstrip("/") + "/") or t == ".") for t in targets)
 
@@ -446,7 +483,7 @@ def check_example(args: list[Any], sandbox: Path) -> None:
     cwd = os.getcwd()
     try:
         root = work / "w"
-        shutil.copytree(sandbox, root)
+        shutil.copytree(sandbox, root, symlinks=True)  # a link to /dev/urandom stays one
         argv = _materialize(args, root, root / "hard.safetensors")
         before = _snapshot(root)
         os.chdir(root)
@@ -473,6 +510,8 @@ def check_example(args: list[Any], sandbox: Path) -> None:
         for rel, digest in before.items():
             if after.get(rel) != digest:
                 assert _changed_allowed(rel, targets), f"{rel} changed\n{shown}"
+        for rel in _inputs(argv, root):  # an input is never replaced, not even on success
+            assert after.get(rel) == before.get(rel), f"the input {rel} changed\n{shown}"
     finally:
         os.chdir(cwd)
         shutil.rmtree(work, ignore_errors=True)
@@ -532,3 +571,239 @@ def test_every_command_has_help_and_json(path, cmd) -> None:
     assert res.rc == 0 and "Usage" in res.out, res.err
     opts = {o for p in cmd.params for o in getattr(p, "opts", ())}
     assert "--json" in opts, f"{' '.join(path)} has no --json"
+
+
+# ------------------------------------------------------------------ the hostile cases (issue 41)
+#
+# Inputs a hostile user would give, each with the answer it must get: nesting depth, file size
+# and kind, an output that is an input, pipes, Ctrl-C. Every case also passes the fuzz checks
+# (no traceback, one error line, nothing that existed changed).
+
+DEEP_NOT = "!" * 800 + "'a'"
+LONG_AND = " & ".join(["'a'"] * 3000)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Path:
+    """Pristine hostile files (copied per case): deep and long programs, oversized and endless
+    files, links to the model files."""
+    d = tmp_path_factory.mktemp("hostile")
+    from hardsoft.compile import compile_formula
+
+    save_model(compile_formula("MOD(2,1)(#<['1'])", "01", causal=True), d / "parity.safetensors")
+    (d / "deep.cr").write_text("// alphabet: ab\nx = " + "!" * 800 + '"a"\n')
+    (d / "deep.brasp").write_text("Q_a(i)\nQ_b(i)\nX(i) := " + "!" * 800 + "Q_a(i)\n")
+    (d / "long.cr").write_text("// alphabet: ab\nx = " + " && ".join(['"a"'] * 3000) + "\n")
+    (d / "long.brasp").write_text("Q_a(i)\nQ_b(i)\nX(i) := " + " & ".join(["Q_a(i)"] * 3000) + "\n")
+    (d / "p.cr").write_text('// alphabet: ab\nx = "a"\n')
+    (d / "big.cr").write_text('x = "a"\n' + "// padding\n" * 100_000)  # 1.1 MB
+    (d / "big.brasp").write_text("Q_a(i)\n" + "# padding\n" * 120_000)
+    for name in ("urandom.brasp", "urandom.cr", "urandom.py", "urandom.txt", "urandom.json"):
+        (d / name).symlink_to("/dev/urandom")
+    (d / "folder.cr").mkdir()
+    (d / "words.npy").write_text("0110\n")
+    (d / "words.txt").write_text("0110\n1\n")
+    (d / "link.safetensors").symlink_to("parity.safetensors")  # relative: it survives a copy
+    (d / "export").mkdir()
+    soft = random_model(layers=1, heads=1, d_model=4, alphabet="01", dtype=torch.float64)
+    save_model(soft, d / "export" / "model.safetensors")  # what export writes into its folder
+    dfa = {"alphabet": "ab", "start": "0", "accept": ["1"],
+           "transitions": {"0": {"a": "1", "b": "0"}, "1": {"a": "1", "b": "0"}}}  # fmt: skip
+    (d / "atlas" / "rows").mkdir(parents=True)
+    (d / "atlas" / "rows" / "ends-a.dfa.json").write_text(json.dumps(dfa))
+    return d
+
+
+HOSTILE: dict[str, tuple[list[str], int, str]] = {
+    # nesting depth: a clean error naming the limit, or a correct answer
+    "cr-800-not": (["program", "run", "deep.cr", "-i", "ab"], 2, "nesting limit"),
+    "brasp-800-not": (["program", "compile", "deep.brasp", "-o", "m.safetensors"], 2, "nesting"),
+    "cr-3000-and": (["program", "run", "long.cr", "-i", "aab", "--json"], 0, '"accept": false'),
+    "brasp-3000-and": (["program", "run", "long.brasp", "-i", "aa", "--json"], 0, '"accept": true'),
+    "formula-800-not": (["eval", DEEP_NOT, "--input", "ab", "--json"], 0, '"accept": false'),
+    "formula-3000-and": (["compile", LONG_AND, "--alphabet", "ab", "-o", "m.safetensors"], 0, ""),
+    # file size and kind
+    "cr-over-1mib": (["program", "run", "big.cr", "-i", "a"], 2, "a program file has at most"),
+    "brasp-over-1mib": (["program", "compile", "big.brasp", "-o", "m.safetensors"], 2, "at most"),
+    "brasp-urandom": (["program", "run", "urandom.brasp", "-i", "a"], 2, "not a regular file"),
+    "cr-urandom": (["check", "parity.safetensors", "--program", "urandom.cr"], 2, "not a regular"),
+    "py-urandom": (["program", "run", "urandom.py:p", "-i", "a"], 2, "not a regular file"),
+    "cr-folder": (["program", "run", "folder.cr", "-i", "a"], 2, "is a folder"),
+    "dfa-urandom": (["atlas", "add-row", "--name", "x", "--dfa", "urandom.json"], 2, "larger"),
+    "words-urandom": (["run", "parity.safetensors", "--input-file", "urandom.txt"], 2, "larger"),
+    # an output that is an input (also through a symlink or a hard link)
+    "compile-over-program": (["program", "compile", "p.cr", "-o", "p.cr"], 2, "is the input"),
+    "decompile-over-model": (
+        ["decompile", "parity.safetensors", "--as", "crasp", "-o", "parity.safetensors"],
+        2,
+        "is the input file MODEL",
+    ),
+    "decompile-over-symlink": (
+        ["decompile", "parity.safetensors", "-o", "link.safetensors"],
+        2,
+        "is the input",
+    ),
+    "soften-over-hard-link": (
+        ["soften", "parity.safetensors", "-o", "hardlink.safetensors"],
+        2,
+        "is the input",
+    ),
+    "soften-over-gap-inputs": (
+        ["soften", "parity.safetensors", "--gap-inputs", "words.txt", "-o", "words.txt"],
+        2,
+        "is the input file --gap-inputs",
+    ),
+    "run-over-input-file": (
+        ["run", "parity.safetensors", "--input-file", "words.npy", "-o", "words.npy"],
+        2,
+        "is the input file --input-file",
+    ),
+    "export-over-model": (
+        ["export", "export/model.safetensors", "--n-ctx", "8", "-o", "export"],
+        2,
+        "is the input",
+    ),
+    "add-row-over-dfa": (
+        [
+            "atlas",
+            "add-row",
+            "--name",
+            "ends-a",
+            "--dfa",
+            "atlas/rows/ends-a.dfa.json",
+            "-o",
+            "atlas",
+        ],
+        2,
+        "is the input file --dfa",
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_case(case: str, hostile: Path, tmp_path: Path, monkeypatch) -> None:
+    """One hostile input: its exit code, its one line, and nothing that existed changed."""
+    from hardsoft import validate
+
+    argv, rc, needle = HOSTILE[case]
+    if argv[0] == "export":
+        pytest.importorskip("transformer_lens")  # the interop extra
+    root = tmp_path / "w"
+    shutil.copytree(hostile, root, symlinks=True)
+    os.link(root / "parity.safetensors", root / "hardlink.safetensors")  # a copy loses links
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(validate, "MAX_INPUT_BYTES", 1 << 20)  # the endless files, quickly
+    before = _snapshot(root)
+    res = run_cli(*argv, budget=60, max_memory=MAX_MEMORY)
+    shown = f"hardsoft {' '.join(map(repr, argv))}\nrc={res.rc}\n{res.err[-2000:]}"
+    assert res.rc == rc, shown
+    assert "Traceback" not in res.out + res.err, shown
+    if rc == 2:
+        assert res.err.startswith("error:") and len(res.err.strip().splitlines()) == 1, shown
+        assert needle in res.err, shown
+    else:
+        assert needle in res.out, shown
+    after = _snapshot(root)
+    assert {k: v for k, v in after.items() if k in before} == before, shown
+
+
+def _pipe_path(data: bytes) -> str:
+    """A pipe holding ``data`` (written by a thread), as a path: ``/dev/fd/N``, what a shell's
+    process substitution ``<(...)`` gives."""
+    import threading
+
+    read, write = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(write, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return f"/dev/fd/{read}"
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_streams_read_pipes(command: str, hostile: Path) -> None:
+    """``run --stream --input-file /dev/stdin`` from a pipe and ``check --stream`` from a
+    process substitution read the pipe (they said "not seekable")."""
+    model = str(hostile / "parity.safetensors")
+    word = "0110" * 500
+    path = _pipe_path((word + "\n").encode())
+    if command == "run":
+        res = run_cli("run", model, "--stream", "--input-file", path)
+        summary = json.loads(res.out.strip().splitlines()[-1])["summary"]
+        assert res.rc == 0 and summary["n"] == len(word), res.err
+        assert summary["accept"] is (word.count("1") % 2 == 1)
+    else:
+        res = run_cli("check", model, "--stream", "--input-file", path,
+                      "--formula", "MOD(2,1)(#<['1'])", "--json")  # fmt: skip
+        report = json.loads(res.out)
+        assert res.rc == 0 and report["checked_positions"] == len(word), res.err
+        assert report["mismatched_positions"] == 0
+
+
+@pytest.mark.parametrize(
+    "data, needle",
+    [(b"01\xfd", "byte b'\\xfd' at position 3"), (b"01\n01\n", "byte b'\\n' at position 3"),
+     (b"", "holds the empty input"),
+     (b"0" * (1 << 20) + b"\n1", "byte b'\\n' at position 1048577")],  # the line ends a block
+)  # fmt: skip
+def test_a_bad_pipe_is_one_line(data: bytes, needle: str, hostile: Path) -> None:
+    res = run_cli("run", str(hostile / "parity.safetensors"), "--stream", "--input-file",
+                  _pipe_path(data))  # fmt: skip
+    assert res.rc == 2 and res.err.startswith("error:") and needle in res.err, res.err
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/PID/maps")
+def test_ctrl_c_at_start_up_is_one_line(hostile: Path) -> None:
+    """Ctrl-C while the modules load (the first seconds) printed a KeyboardInterrupt
+    traceback: now ``error: interrupted`` and exit code 130, as later. The signal is sent once
+    torch's library is mapped (so: during the imports), to a command that then waits on its
+    input (so a signal that comes late still finds it running)."""
+    import signal
+    import subprocess
+
+    argv = ["run", str(hostile / "parity.safetensors"), "--stream", "--input-file", "/dev/stdin"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hardsoft", *argv],  # as the console script runs
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    maps = Path(f"/proc/{proc.pid}/maps")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "libtorch" not in maps.read_text():
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and err == "error: interrupted\n", (proc.returncode, err)
+
+
+def test_ctrl_c_later_says_interrupted(tmp_path: Path) -> None:
+    """Ctrl-C during a command exited 130 with nothing said (typer swallowed it). Run in its own
+    process, signalled once training has written its config (a signal sent to the test process
+    itself could land in an import, or in the test runner, rather than in the command)."""
+    import signal
+    import subprocess
+
+    run = tmp_path / "run"
+    argv = ["train", "--language", "parity", "--steps", "1000000", "-o", str(run)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hardsoft", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (run / "config.json").exists():
+        time.sleep(0.01)
+    assert (run / "config.json").exists(), "training did not start within 120 s"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and err.strip().endswith("error: interrupted"), (
+        proc.returncode,
+        err,
+    )

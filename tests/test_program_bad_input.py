@@ -8,6 +8,7 @@ byte for byte as it was."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,22 @@ CASES = {
         ["statement y (line 2)", '"c" is not in the alphabet'],
     ),
     "cr-empty": (".cr", "// nothing here\n", None, ["has no statements"]),
+    # issue 41: nesting (a RecursionError, exit 3), keywords as names, a malformed comment
+    "cr-deep-nesting": (
+        ".cr", 'x = ' + "!" * 800 + '"a"\n', None,
+        ["statement x (line 1) nests more than 100 levels deep", "nesting limit"],
+    ),
+    "cr-deep-parentheses": (
+        ".cr", 'x = ' + "!(" * 120 + '"a"' + ")" * 120 + "\n", None, ["nesting limit"],
+    ),
+    "cr-keyword-name": (
+        ".cr", 'true = "b"\nx = true && "a"\n', None,
+        ["statement true (line 1): true is a keyword of C-RASP"],
+    ),
+    "cr-bad-alphabet-comment": (
+        ".cr", '// alphabet: a b\nx = "a"\n', None,
+        ["line 1: malformed alphabet comment '// alphabet: a b'"],
+    ),
     # ---- B-RASP (.brasp)
     "brasp-syntax": (
         ".brasp", "Q_a(i)\nA(i) := Q_a(i) &\n", None, ["syntax error at line 2, column 17"],
@@ -52,6 +69,14 @@ CASES = {
         ["line 2: Q_c(i) declares the symbol 'c'", "not in the alphabet 'ab'"],
     ),
     "brasp-empty": (".brasp", "# nothing here\n", None, ["no statements"]),
+    "brasp-deep-nesting": (
+        ".brasp", "Q_a(i)\nQ_b(i)\nA(i) := " + "!" * 800 + "Q_a(i)\n", None,
+        ["line 3: statement 'A' nests more than 100 levels deep", "nesting limit"],
+    ),
+    "brasp-keyword-name": (
+        ".brasp", "Q_a(i)\nQ_b(i)\nnot(i) := Q_a(i)\n", None,
+        ["line 3: 'not' is a keyword of B-RASP"],
+    ),
     "brasp-default-uses-j": (
         ".brasp", "Q_a(i)\nA(i) := leftmost [j<i, 1] 1 : Q_a(j)\n", None,
         ["statement 'A': the default reads Q_a(j)"],
@@ -152,3 +177,38 @@ def test_a_refused_decompile_leaves_the_output_file(tmp_path: Path, args, needle
                   "--verify-n", "3", "--random-words", "0")  # fmt: skip
     _one_error(res, [needle])
     assert out.read_text() == "a program I keep\n"
+
+
+@pytest.mark.parametrize("suffix", [".cr", ".brasp"])
+def test_a_long_chain_is_no_nesting(suffix: str, tmp_path: Path) -> None:
+    """3,000 operands of && (C-RASP) or & (B-RASP) on one line: a RecursionError once; now the
+    parser balances the chain (the same value), and run, compile and check agree."""
+    terms = 3000
+    if suffix == ".cr":  # true at i iff every symbol so far... one test: "a" at i, 3000 times
+        text = (
+            "// alphabet: ab\nx = "
+            + " && ".join(['"a"'] * terms)
+            + "\ny = x || "
+            + (" || ".join(['"b"'] * terms))
+            + "\n"
+        )
+    else:
+        text = (
+            "Q_a(i)\nQ_b(i)\nX(i) := "
+            + " & ".join(["Q_a(i)"] * terms)
+            + "\nY(i) := X(i) | "
+            + (" | ".join(["Q_b(i)"] * terms))
+            + "\n"
+        )
+    prog = tmp_path / f"long{suffix}"
+    prog.write_text(text)
+    res = run_cli("program", "run", str(prog), "-i", "ab", "-i", "ba", "--json")
+    assert res.rc == 0, res.err
+    runs = json.loads(res.out)["results"]
+    first = [v for k, v in runs[0]["values"].items() if k in ("x", "X")][0]
+    assert first == [True, False] and runs[0]["accept"] and runs[1]["accept"]
+    model = tmp_path / "m.safetensors"
+    assert run_cli("program", "compile", str(prog), "-o", str(model)).rc == 0
+    res = run_cli("check", str(model), "--program", str(prog), "--exhaustive-max-n", "6",
+                  "--random-n", "50", "--samples", "4")  # fmt: skip
+    assert res.rc == 0, res.err

@@ -63,7 +63,7 @@ def test_vocab_and_max_len_options(tmp_path: Path) -> None:
     src = write(
         tmp_path,
         "from hardsoft import rasp\n"
-        "program = rasp.numerical(rasp.Map(lambda i: i % 3, rasp.indices)).named('mod3')\n",
+        "program = rasp.numerical(rasp.Map(lambda i: i * i % 3, rasp.indices)).named('mod3')\n",
     )
     model = tmp_path / "m.safetensors"
     res = run_cli("program", "compile", str(src), "--vocab", "ab", "-o", str(model))
@@ -175,3 +175,79 @@ def test_options_for_the_other_mode_are_refused(tmp_path: Path) -> None:
     assert "unknown program notation '.txt'" in one_error(
         run_cli("program", "run", str(tmp_path / "x.txt"), "--input", "a")
     )
+
+
+def test_causal_compile_and_check(tmp_path: Path) -> None:
+    """--causal compiles Tracr's causal semantics; check --program reads it from the model."""
+    src = write(
+        tmp_path,
+        "from hardsoft import rasp\n"
+        "sel = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE)\n"
+        "program = rasp.numerical(rasp.SelectorWidth(sel)).named('width')\n",
+    )
+    model = tmp_path / "w.safetensors"
+    res = run_cli("program", "compile", str(src), "--vocab", "ab", "--causal", "-o", str(model),
+                  "--json")  # fmt: skip
+    assert res.rc == 0, res.err
+    assert json.loads(res.out)["causal"] is True
+    res = run_cli("check", str(model), "--program", str(src), "--exhaustive-max-n", "4",
+                  "--random-n", "30", "--samples", "2")  # fmt: skip
+    assert res.rc == 0, res.out + res.err
+    plain = tmp_path / "p.safetensors"
+    assert run_cli("program", "compile", str(src), "--vocab", "ab", "-o", str(plain)).rc == 0
+    res = run_cli("check", str(model), "--program", str(src), "--exhaustive-max-n", "3")
+    assert res.rc == 0  # the model says causal: checked against causal_eval, not evaluate
+    res = run_cli("check", str(plain), "--program", str(src), "--exhaustive-max-n", "3")
+    assert res.rc == 0
+    line = one_error(run_cli("program", "compile", "@dyck1", "--causal", "-o", str(plain)))
+    assert "--causal is for RASP programs" in line
+
+
+# ---- issue 41 ----------------------------------------------------------------------------
+
+
+def test_what_a_file_prints_goes_to_stderr_and_json_stays_one_object(tmp_path: Path) -> None:
+    prog = write(
+        tmp_path,
+        "from hardsoft import rasp\nvocab = 'ab'\nprint('loading')\n"
+        "def make():\n    print('making')\n    return rasp.Map(lambda x: x == 'a', rasp.tokens)\n"
+        "program = make\n",
+    )
+    res = run_cli("program", "run", str(prog), "--input", "ab", "--json")
+    assert res.rc == 0, res.err
+    assert json.loads(res.out)["results"][0]["accept"] is False
+    assert "loading" in res.err and "making" in res.err and "loading" not in res.out
+
+
+def test_infinity_is_not_written_as_a_large_number(tmp_path: Path) -> None:
+    """JSON has no infinity: a RASP value inf was written 1e+308 (another number)."""
+    prog = write(
+        tmp_path,
+        "from hardsoft import rasp\nvocab = 'ab'\nprogram = rasp.numerical(rasp.Map(\n"
+        "    lambda x: float('inf') if x == 'a' else float('-inf'), rasp.tokens)).named('big')\n",
+    )
+    res = run_cli("program", "run", str(prog), "--input", "ab", "--json")
+    assert res.rc == 0, res.err
+    assert json.loads(res.out)["results"][0]["values"]["big"] == ["inf", "-inf"]
+    assert "1e+308" not in res.out
+
+
+@pytest.mark.parametrize(
+    ("vocab", "needle"),
+    [("[1, 2, 2]", "repeats the value 2"), ("[None, 'a']", "holds None")],
+)
+def test_a_vocabulary_is_not_silently_changed(tmp_path: Path, vocab: str, needle: str) -> None:
+    prog = write(tmp_path, f"from hardsoft import rasp\nvocab = {vocab}\nprogram = rasp.tokens\n")
+    out = str(tmp_path / "m.safetensors")
+    for argv in (
+        ["program", "run", str(prog), "-i", "a"],
+        ["program", "compile", str(prog), "-o", out],
+    ):
+        assert needle in one_error(run_cli(*argv))
+
+
+def test_max_len_is_capped_before_any_work(tmp_path: Path) -> None:
+    """--max-len 100000 grew with no progress and no end (width 4N, parameters ~100 N²)."""
+    res = run_cli("program", "compile", f"{LIB}:sort", "--max-len", "100000",
+                  "-o", str(tmp_path / "m.safetensors"))  # fmt: skip
+    assert "at most 256" in one_error(res)

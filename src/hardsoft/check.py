@@ -32,6 +32,7 @@ import torch
 
 from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
+from hardsoft.languages.hard_words import HARD_WORDS, hard_words
 from hardsoft.model.fastpath import head_paths
 from hardsoft.model.readout import acceptance_of, output_names
 from hardsoft.model.transformer import Transformer
@@ -153,9 +154,12 @@ def check_model(
     readout: str = "auto",
     numeric: Sequence[bool] | None = None,
     tolerance: float = 1e-6,
+    hard_n: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Compare ``model`` with ``reference`` at every position (see the module docstring and
-    :func:`_read` for ``readout``).
+    :func:`_read` for ``readout``). At each length of ``hard_n`` the words of
+    :func:`hardsoft.languages.hard_words.hard_words` are checked too (the deepest balanced
+    words, their near misses, runs, alternations: where compiled models fail first).
 
     With ``readout="outputs"``, ``numeric`` marks output columns that carry a number rather
     than a bit: they agree where ``|output − reference| <= tolerance·max(1, |reference|)``;
@@ -176,6 +180,7 @@ def check_model(
     """
     exhaustive_max_n = validate.nonneg_int(exhaustive_max_n, "exhaustive_max_n")
     random_n = [validate.positive_int(n, "random_n") for n in random_n]
+    hard_n = sorted({validate.positive_int(n, "hard_n") for n in hard_n})
     if random_n:
         samples = validate.positive_int(samples, "samples")
     seed = validate.seed(seed)
@@ -183,19 +188,11 @@ def check_model(
     if readout not in READOUTS:
         raise HardsoftError(f"unknown readout {readout!r} (one of {', '.join(READOUTS)})")
     k = len(model.spec.alphabet)
-    per_symbol = 48 + 8 * model.spec.d_out  # ids, reference, predictions, outputs (bytes)
-    largest = [(samples, n) for n in random_n]
+    largest = [(samples, n) for n in random_n] + [(HARD_WORDS, n) for n in hard_n]
     if exhaustive_max_n:
         n = exhaustive_max_n
         largest.append((min(max_exhaustive, k**n) if n * math.log2(k) < 64 else max_exhaustive, n))
-    itemsize = model.W_E.element_size()
-    for count, n in largest:
-        memory.require(count * n * per_symbol, f"checking {count} strings of length {n}")
-        memory.require(
-            memory.forward_bytes(model.spec, 1, n, itemsize, chunk_size),
-            f"a forward pass on 1 input(s) of length {n}",
-            str(model.device),
-        )
+    _require_memory(model, largest, chunk_size)
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     last_only = acceptance_of(model).last_only
@@ -216,19 +213,19 @@ def check_model(
         "readout": acceptance_of(model).describe(),
         "positions": "last" if last_only else "every",
         "by_length": [],
+        "hard_lengths": hard_n,
     }
     plan: list[tuple[int, str]] = [(n, "exhaustive") for n in range(1, exhaustive_max_n + 1)]
-    plan += [(n, "random") for n in random_n]
+    plan += [(n, "random") for n in random_n] + [(n, "hard") for n in hard_n]
     for n, how in plan:
-        if how == "exhaustive" and k**n <= max_exhaustive:
+        if how == "hard":
+            ids = _encode(hard_words(model.spec.alphabet, n, seed=seed), model.spec.alphabet)
+        elif how == "exhaustive" and k**n <= max_exhaustive:
             ids = all_strings(k, n)
             report["exhaustive_lengths"].append(n)
         else:
             count = max_exhaustive if how == "exhaustive" else samples
-            if sampler is not None:
-                ids = sampler(n, count, rng)
-            else:
-                ids = rng.integers(0, k, size=(count, n), dtype=np.int64)
+            ids = _sampled(k, n, count, rng, sampler)
             report["sampled_lengths"].append(n)
         step = len(ids) if n < 1000 else PROGRESS_STRINGS  # long strings: progress per slice
         for s in range(0, len(ids), step):
@@ -239,7 +236,8 @@ def check_model(
             if progress is not None and s + step < len(ids):
                 progress(f"n={n}: {s + step}/{len(ids)} strings ...")
         report["attention_paths"][str(n)] = head_paths(model)
-        report["lengths"].append(n)
+        if n not in report["lengths"]:
+            report["lengths"].append(n)
         report["max_n"] = max(report["max_n"], n)
         if progress is not None:
             progress(f"n={n}: {len(ids)} strings, {report['mismatches']} mismatching so far")
@@ -257,6 +255,52 @@ def _last_position(reference: Reference) -> Reference:
         return out
 
     return ref
+
+
+def _require_memory(
+    model: Transformer, largest: list[tuple[int, int]], chunk_size: int | str | None
+) -> None:
+    """Refuse at once a check whose batches (count strings of length n) or forward passes
+    would not fit in memory."""
+    per_symbol = 48 + 8 * model.spec.d_out  # ids, reference, predictions, outputs (bytes)
+    itemsize = model.W_E.element_size()
+    for count, n in largest:
+        memory.require(count * n * per_symbol, f"checking {count} strings of length {n}")
+        memory.require(
+            memory.forward_bytes(model.spec, 1, n, itemsize, chunk_size),
+            f"a forward pass on 1 input(s) of length {n}",
+            str(model.device),
+        )
+
+
+def _sampled(
+    k: int,
+    n: int,
+    count: int,
+    rng: np.random.Generator,
+    sampler: Callable[[int, int, np.random.Generator], np.ndarray] | None,
+) -> np.ndarray:
+    """``count`` words of length n: the sampler's, else uniform over ``k`` symbols."""
+    if sampler is not None:
+        return sampler(n, count, rng)
+    return rng.integers(0, k, size=(count, n), dtype=np.int64)
+
+
+def hard_lengths(random_n: Sequence[int], certified: int | None) -> list[int]:
+    """The lengths a check adds hard words at: every random length, and the certified float
+    limit where a random length lies past it (right at the limit the model must still be
+    exact; past it, the hard words are where it fails first)."""
+    lengths = set(random_n)
+    if certified and random_n and certified < max(random_n):
+        lengths.add(certified)
+    return sorted(lengths)
+
+
+def _encode(words: Sequence[str], alphabet: Sequence[str]) -> np.ndarray:
+    """Words of one length as token ids ``[B, n]``."""
+    index = {a: k for k, a in enumerate(alphabet)}
+    n = len(words[0]) if words else 0
+    return np.array([[index[c] for c in w] for w in words], dtype=np.int64).reshape(-1, n)
 
 
 PROGRESS_STRINGS = 16

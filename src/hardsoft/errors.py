@@ -31,3 +31,16 @@ def syntax_error(text: str, pos: int, message: str, *, where: str = "") -> Hards
     return HardsoftError(
         f"{where}syntax error at {at}: {message}\n  {line}\n  {' ' * (column - 1)}^"
     )
+
+
+class Interrupted(BaseException):
+    """Ctrl-C, raised by :func:`on_interrupt` (the ``hardsoft`` command's SIGINT handler).
+
+    Not a KeyboardInterrupt on purpose: typer turns a KeyboardInterrupt into a silent exit 130
+    and click 8.1 into an ``Abort``, so the command's ``error: interrupted`` line was lost. A
+    BaseException, so that no ``except Exception`` swallows it."""
+
+
+def on_interrupt(signum: int, frame: object) -> None:
+    """The SIGINT handler of the ``hardsoft`` command: raise :class:`Interrupted`."""
+    raise Interrupted

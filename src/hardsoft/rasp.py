@@ -4,7 +4,8 @@ one transformer for every length (``rasp.compile``), with a certificate.
 
 The names are Tracr's (``tokens``, ``indices``, ``length``, ``Map``, ``SequenceMap``,
 ``LinearSequenceMap``, ``Full``, ``ConstantSOp``, ``Select``, ``Comparison``, ``Aggregate``,
-``SelectorWidth``, ``numerical``, ``categorical``, ``evaluate``, ...); docs/rasp.md has the
+``SelectorWidth``, ``numerical``, ``categorical``, ``evaluate``, ``DefaultRASPEvaluator``,
+``causal_eval``, ...); docs/rasp.md has the
 differences (operators keep a description of what they compute, so the compiler sees affine
 maps and comparisons rather than lambdas) and what compiles at every length.
 
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hardsoft.model.transformer import Transformer
+from hardsoft.programs.rasp import causal_eval
 from hardsoft.programs.rasp.api import (
     DEFAULT_ANNOTATORS,
     Aggregate,
@@ -66,7 +68,13 @@ from hardsoft.programs.rasp.api import (
     tokens,
 )
 from hardsoft.programs.rasp.compile import TARGETS, NeedsMaxLen, RaspCompiled, compile_rasp
-from hardsoft.programs.rasp.evaluate import AggregateError, RaspError, evaluate
+from hardsoft.programs.rasp.evaluate import (
+    AggregateError,
+    DefaultRASPEvaluator,
+    RaspError,
+    RASPEvaluator,
+    evaluate,
+)
 from hardsoft.programs.rasp.load import RaspProgram, load
 from hardsoft.programs.rasp.tracr import from_tracr
 
@@ -79,15 +87,18 @@ def compile(  # noqa: A001 - the name Tracr's users expect next to evaluate
     max_len: int | None = None,
     outputs: Sequence[str] | None = None,
     name: str = "",
+    causal: bool = False,
 ) -> Transformer:
     """One transformer computing ``program`` on words over ``vocab``: exact at every length,
     or (with ``max_len``) for n <= max_len where the program needs a bound. ``target``:
     ``average-hard``, ``hard`` or ``soft-temperature`` (softmax at Theorem 26's τ(n)). The
     certificate is ``model.meta["certificate"]``; ``model.meta["program"]["outputs"]`` says
-    how each output is read. Raises :class:`NeedsMaxLen` (a ``HardsoftError``) naming the
-    operation that has no exact gadget at every length."""
+    how each output is read. ``causal=True`` compiles Tracr's causal semantics (every selector
+    ANDed with j <= i, as ``causal_eval.evaluate`` has it): every head attends only to j <= i.
+    Raises :class:`NeedsMaxLen` (a ``HardsoftError``) naming the operation that has no exact
+    gadget at every length."""
     return compile_rasp(
-        program, vocab, target=target, max_len=max_len, outputs=outputs, name=name
+        program, vocab, target=target, max_len=max_len, outputs=outputs, name=name, causal=causal
     ).model
 
 
@@ -101,6 +112,7 @@ __all__ = [
     "Comparison",
     "ConstantSOp",
     "ConstantSelector",
+    "DefaultRASPEvaluator",
     "Encoding",
     "FixedKey",
     "FixedQuery",
@@ -113,6 +125,7 @@ __all__ = [
     "NegatedPredicate",
     "NumericValue",
     "Predicate",
+    "RASPEvaluator",
     "RASPExpr",
     "RaspCompiled",
     "RaspError",
@@ -130,6 +143,7 @@ __all__ = [
     "Value",
     "annotate",
     "categorical",
+    "causal_eval",
     "compile",
     "compile_rasp",
     "default_encoding",

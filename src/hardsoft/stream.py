@@ -28,10 +28,14 @@ The outputs equal the non-streaming run's up to summation order (the same kernel
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import shutil
+import tempfile
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -445,12 +449,96 @@ def symbol_table(alphabet: tuple[str, ...]) -> np.ndarray:
     return table
 
 
-def read_chunks(path: Path, alphabet: tuple[str, ...], chunk: int) -> tuple[int, Iterator]:
+SPOOL_BLOCK = 1 << 20
+"""Bytes read from a pipe at a time while it is copied to a temporary file."""
+
+
+@contextlib.contextmanager
+def seekable_input(
+    path: Path, alphabet: tuple[str, ...], progress: Callable[[str], None] | None = None
+) -> Iterator[Path]:
+    """``path`` itself when it is a regular file; a pipe (``--input-file /dev/stdin``, a
+    process substitution ``<(...)``) or another stream is first copied into a temporary file,
+    which is removed after: the model's position features and τ(n) need the length n before
+    the first position is computed, and a pipe says its length only at its end. The copy
+    refuses a byte that is no symbol and a second line as soon as it reads them (so
+    ``/dev/urandom`` or ``yes`` stop at once), says every 10 s how far it got, and stops
+    before it fills the temporary folder's disk (80% of its free space)."""
+    if path.is_file():
+        yield path
+        return
+    fd, tmp = tempfile.mkstemp(prefix="hardsoft-stream-", suffix=".txt")
+    try:
+        limit = int(0.8 * shutil.disk_usage(Path(tmp).parent).free)
+        with os.fdopen(fd, "wb") as out:
+            _spool(path, out, limit, alphabet, progress)
+        yield Path(tmp)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _spool(
+    path: Path,
+    out: Any,
+    limit: int,
+    alphabet: tuple[str, ...],
+    progress: Callable[[str], None] | None,
+) -> None:
+    """Copy the stream ``path`` into ``out``, at most ``limit`` bytes (:func:`seekable_input`)."""
+    table = symbol_table(alphabet)
+    total, shown = 0, time.perf_counter()
+    newline_at, newline = 0, 10  # the first line end seen: 1-based position (0: none), byte
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(SPOOL_BLOCK):
+                raw = np.frombuffer(block, dtype=np.uint8)
+                ends = (raw == 10) | (raw == 13)
+                bad = np.flatnonzero((table[raw] < 0) & ~ends)
+                if bad.size:
+                    raise _not_a_symbol(path, raw[bad[0]], total + int(bad[0]) + 1, alphabet)
+                if not newline_at and ends.any():
+                    k = int(np.argmax(ends))
+                    newline_at, newline = total + k + 1, int(raw[k])
+                symbols = np.flatnonzero(~ends) + total + 1
+                if newline_at and symbols.size and symbols[-1] > newline_at:  # a second line
+                    raise _not_a_symbol(path, newline, newline_at, alphabet)
+                out.write(block)
+                total += len(block)
+                if total > limit:
+                    raise HardsoftError(
+                        f"{str(path)!r}: the input read from it passed {total:,} bytes, 80% of "
+                        "the free space of the temporary folder it is copied to (set TMPDIR "
+                        "to a larger one)"
+                    )
+                if progress is not None and time.perf_counter() - shown >= 10:
+                    shown = time.perf_counter()
+                    progress(f"  read {total:,} bytes of {str(path)!r} so far")
+    except OSError as exc:
+        raise HardsoftError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _not_a_symbol(
+    path: Path, value: Any, position: int, alphabet: tuple[str, ...]
+) -> HardsoftError:
+    """The error for a byte of a streamed input that is not a symbol."""
+    byte = bytes([int(value)])
+    why = " (a streamed file holds one input)" if byte in b"\r\n" else ""
+    return HardsoftError(
+        f"{str(path)!r}: byte {byte!r} at position {position} is not a symbol of the model's "
+        f"alphabet {''.join(alphabet)!r}{why}"
+    )
+
+
+def read_chunks(
+    path: Path, alphabet: tuple[str, ...], chunk: int, name: Path | None = None
+) -> tuple[int, Iterator]:
     """The length n of the input in ``path`` (one input, one line) and an iterator over its
-    token ids in chunks of ``chunk``; a byte outside the alphabet is a one-line error."""
+    token ids in chunks of ``chunk``; a byte outside the alphabet is a one-line error naming
+    ``name`` (default ``path``: the file the user gave, where ``path`` is its copy)."""
+    shown = path if name is None else name
     n = file_length(path)
     if n == 0:  # one message for run and check, naming the file
-        raise HardsoftError(f"{str(path)!r} holds the empty input: nothing to stream")
+        raise HardsoftError(f"{str(shown)!r} holds the empty input: nothing to stream")
     table = symbol_table(alphabet)
 
     def chunks() -> Iterator[np.ndarray]:
@@ -460,19 +548,18 @@ def read_chunks(path: Path, alphabet: tuple[str, ...], chunk: int) -> tuple[int,
                 ids = table[raw]
                 if bool((ids < 0).any()):
                     at = int(np.argmax(ids < 0))
-                    byte = bytes([int(raw[at])])
-                    why = " (a streamed file holds one input)" if byte in b"\r\n" else ""
-                    raise HardsoftError(
-                        f"{str(path)!r}: byte {byte!r} at position {start + at + 1} is not a "
-                        f"symbol of the model's alphabet {''.join(alphabet)!r}{why}"
-                    )
+                    raise _not_a_symbol(shown, raw[at], start + at + 1, alphabet)
                 yield ids
 
     return n, chunks()
 
 
 def check_stream(
-    model: Transformer, formula: Any, path: Path, chunk: int = DEFAULT_CHUNK
+    model: Transformer,
+    formula: Any,
+    path: Path,
+    chunk: int = DEFAULT_CHUNK,
+    name: Path | None = None,
 ) -> dict[str, Any]:
     """Stream ``model`` and the past-only ``formula``'s reference
     (:class:`hardsoft.logic.streaming.StreamEvaluator`) side by side over the one input in
@@ -483,16 +570,15 @@ def check_stream(
     Returns ``n``, ``checked_positions``, ``mismatched_positions``, ``max_abs_error``
     (coordinate readouts: the largest ``|y_i[index] − reference_i|``), ``first_mismatch``
     (``{"position", "expected", "got", "output"}`` or None), ``attention_paths``, ``chunk``,
-    ``dtype`` and ``seconds``."""
-    import time
-
+    ``dtype`` and ``seconds``. ``path`` is a regular file (:func:`seekable_input` makes one
+    of a pipe); ``name``: the file the user gave, for messages."""
     from hardsoft.logic.streaming import StreamEvaluator
     from hardsoft.model.readout import acceptance_of
 
     if chunk < 1:
         raise HardsoftError(f"--chunk must be >= 1, not {chunk}")
     readout = acceptance_of(model)
-    n, chunks = read_chunks(path, model.spec.alphabet, chunk)
+    n, chunks = read_chunks(path, model.spec.alphabet, chunk, name)
     reference = StreamEvaluator(formula, model.spec.alphabet, n)
     stream = Stream(model, n)
     started = time.perf_counter()
@@ -535,10 +621,12 @@ class _PartFile:
     only when complete (:meth:`close` with ``ok``): an error leaves nothing behind."""
 
     def __init__(self, path: Path) -> None:
+        from hardsoft.model.io import clean_stale_temps, temp_prefix
         from hardsoft.validate import output_file
 
         self.path = output_file(path, "-o")
-        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
+        clean_stale_temps(self.path.parent)
+        self.tmp = self.path.with_name(f"{temp_prefix(self.path)}part.tmp")
         self.rows = 0
         try:
             self.f = open(self.tmp, "wb")

@@ -106,6 +106,8 @@ def alphabet(value: Any, name: str = "alphabet") -> tuple[str, ...]:
     for a in symbols:
         if not isinstance(a, str) or len(a) != 1:
             raise HardsoftError(f"{name}: symbols must be single characters, got {a!r}")
+        if a == "\x00":  # numpy's strings drop it: words over it could not be evaluated
+            raise HardsoftError(f"{name}: the NUL character '\\x00' cannot be a symbol")
     seen: set[str] = set()
     for a in symbols:
         if a in seen:
@@ -175,7 +177,7 @@ def output_file(value: Any, name: str = "output", *, suffix: str | None = None) 
     if suffix is not None and path.suffix.lower() != suffix.lower():
         raise HardsoftError(f"{name} {text!r} must be a {suffix} file name (it writes {suffix})")
     _check_creatable(path, name)
-    return path
+    return not_an_input(path, name)
 
 
 def output_dir(value: Any, name: str = "output") -> Path:
@@ -209,14 +211,54 @@ def input_file(value: Any, name: str = "input file") -> Path:
     return path
 
 
-def read_text(value: Any, name: str = "input file") -> str:
-    """The UTF-8 text of a file; a byte sequence that is not UTF-8 is an error naming its line
-    and column (not a UnicodeDecodeError traceback)."""
+MAX_INPUT_BYTES = 1 << 28
+"""Largest input file read whole (256 MiB): words to run or check, a DFA. Longer inputs are
+for ``--stream``, which reads in chunks."""
+
+_BLOCK = 1 << 20
+
+
+def _size_text(nbytes: int) -> str:
+    return f"{nbytes / 2**20:g} MiB" if nbytes >= 2**20 else f"{nbytes} bytes"
+
+
+def read_bytes(value: Any, name: str = "input file", *, limit: int | None = None) -> bytes:
+    """The bytes of an input file, at most ``limit`` of them (default
+    :data:`MAX_INPUT_BYTES`): a larger file is refused by its size before reading, and a pipe
+    or device (``/dev/stdin``, a symlink to ``/dev/urandom``) is read in blocks and refused
+    once it passes the limit, rather than read forever."""
+    limit = MAX_INPUT_BYTES if limit is None else limit
     path = input_file(value, name)
+    most = _size_text(limit)
     try:
-        data = path.read_bytes()
+        size = path.stat().st_size
+        if size > limit:
+            raise HardsoftError(
+                f"{name} {str(path)!r} is larger than {most} ({size:,} bytes); at most {most} "
+                "is read"
+            )
+        blocks, total = [], 0
+        with open(path, "rb") as f:
+            while block := f.read(min(_BLOCK, limit + 1 - total)):
+                blocks.append(block)
+                total += len(block)
+                if total > limit:
+                    raise HardsoftError(
+                        f"{name} {str(path)!r} is larger than {most}: it passed that while it "
+                        f"was read (a pipe or a device has no size to check first); at most "
+                        f"{most} is read"
+                    )
     except OSError as exc:
         raise HardsoftError(f"cannot read {name} {str(path)!r}: {exc.strerror}") from None
+    return b"".join(blocks)
+
+
+def read_text(value: Any, name: str = "input file", *, limit: int | None = None) -> str:
+    """The UTF-8 text of a file (at most ``limit`` bytes: :func:`read_bytes`); a byte sequence
+    that is not UTF-8 is an error naming its line and column (not a UnicodeDecodeError
+    traceback)."""
+    path = input_file(value, name)
+    data = read_bytes(path, name, limit=limit)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -236,11 +278,75 @@ def path_text(value: Any, name: str) -> str:
     return text
 
 
-def not_the_input(out: Any, source: Any, name: str = "output") -> Path:
-    """An output that is not the input file it is made from: writing a converted model over
-    its source would lose the original (the thing the conversion's guarantee is about)."""
+_INPUTS: dict[tuple[int, int], str] = {}
+"""The files the running command reads, by identity (device, inode) → how its command line
+names them. :func:`output_file` refuses to (over)write one of them, so every write through
+:func:`hardsoft.model.io.atomic_write` is guarded, into an output folder too. Empty outside a
+command: the CLI fills it (:func:`protect_inputs`) and clears it (:func:`clear_inputs`)."""
+
+
+def _identity(path: Any) -> tuple[int, int] | None:
+    """The file ``path`` names after following symlinks (device, inode): a symlink and a
+    hard link to a file have the file's identity. None if nothing is there."""
+    try:
+        st = os.stat(os.fspath(path))
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def protect_inputs(inputs: dict[str, Any], outputs: dict[str, Any] | None = None) -> None:
+    """Record the command's input files (option or argument name → path; None skipped) and
+    refuse, now, an output that is one of them: ``program compile p.cr -o p.cr`` would have
+    replaced the program with a model. Symlinks and hard links are resolved (same inode).
+    Later writes are refused too (:func:`output_file`), e.g. a file an output folder holds."""
+    for name, path in inputs.items():
+        ident = _identity(path) if path is not None else None
+        if ident is not None:
+            _INPUTS.setdefault(ident, f"{name} {os.fspath(path)!r}")
+    for name, path in (outputs or {}).items():
+        if path is not None:
+            not_an_input(path, name)
+
+
+def clear_inputs() -> None:
+    """Forget the recorded inputs (the CLI, when a command ends)."""
+    _INPUTS.clear()
+
+
+def not_an_input(out: Any, name: str = "output") -> Path:
+    """``out``, refused when it is one of the running command's input files (the same file,
+    through a symlink or a hard link too): writing there would lose the input."""
     path = Path(os.fspath(out))
-    src = Path(os.fspath(source))
-    if path.exists() and src.exists() and os.path.samefile(path, src):
-        raise HardsoftError(f"{name} {str(path)!r} is the input file; write to another file")
+    ident = _identity(path) if _INPUTS else None
+    if ident is not None and ident in _INPUTS:
+        raise HardsoftError(
+            f"{name} {str(path)!r} is the input file {_INPUTS[ident]}: writing there would "
+            "replace it; write to another file"
+        )
     return path
+
+
+MAX_NESTING = 100
+"""How deep an expression of a program file may nest (``!!!x``, ``(((x)))`` around an
+operator, ``#(#(...))``): every stage after the parser (checks, interpreter, compiler) walks
+expressions recursively, and Python's stack holds about 1000 calls. A long chain of one
+associative operator (``a && b && ...``) is not nesting: the parsers balance it."""
+
+
+def nesting(root: Any, children: Any, where: str, limit: int | None = None) -> int:
+    """The depth of the tree at ``root`` (``children(node)`` its subtrees), measured without
+    recursion; deeper than ``limit`` (default :data:`MAX_NESTING`) is a one-line error naming
+    ``where`` and the limit."""
+    limit = MAX_NESTING if limit is None else limit
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            raise HardsoftError(
+                f"{where} nests more than {limit} levels deep (the nesting limit of program "
+                "files: write the inner part as its own statement)"
+            )
+        deepest = max(deepest, depth)
+        stack.extend((c, depth + 1) for c in children(node))
+    return deepest

@@ -32,6 +32,7 @@ from hardsoft.atlas.evidence import (
 from hardsoft.atlas.table import Column, EvidenceKind, Row, Status
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.syntax import Const, First, Not, Past
+from hardsoft.model.io import atomic_write
 from hardsoft.model.transformer import Transformer
 
 TIELESS_LABELS = {
@@ -94,7 +95,8 @@ def _check(
         "first_mismatch",
     )
     slim = {key: rep[key] for key in keys}
-    (folder / CHECK_FILE).write_text(json.dumps(slim, indent=1) + "\n")
+    text = json.dumps(slim, indent=1) + "\n"
+    atomic_write(folder / CHECK_FILE, lambda tmp: Path(tmp).write_text(text), CHECK_FILE)
     against = (
         f"--language {row.language}"
         if registered(row.language)

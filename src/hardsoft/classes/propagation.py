@@ -574,6 +574,7 @@ def head_outcomes(
         scores = [s for s in scores if s >= lowest]
     above = _GrowingUnion(p, classes)  # the classes of the tiers above
     for score in scores:
+        budget.check()  # one tier's predicates can take seconds: --budget is looked at here
         members = [k for k in keys if row[k] == score]
         if reached is not None and not any(s == score for s, _ in reached):
             above.extend(members)  # no query of class c attends to this tier
@@ -592,6 +593,7 @@ def head_outcomes(
         for key, ks in by_output.items():
             if reached is not None and (score, key) not in reached:
                 continue
+            budget.check()
             if len(by_output) == 1:
                 near = _exists(p, table.mask, tier, varies)
             else:
@@ -692,6 +694,7 @@ def _block(
             outcome = p.true
             for _, (_, q) in combo:
                 outcome = outcome & q
+                budget.check()  # a conjunction of large predicates can take seconds
             pred = ctx & outcome
             if pred == p.false:  # the facts prune the merged classes (merge_groups)
                 if reached is not None:

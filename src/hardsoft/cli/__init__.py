@@ -12,14 +12,18 @@ from hardsoft.runtime import prepare_environment
 # (hardsoft.runtime). An explicit setting in the environment wins.
 prepare_environment()
 
+import contextlib  # noqa: E402
 import importlib  # noqa: E402
 import re  # noqa: E402
+import signal  # noqa: E402
 import sys  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 from typing import NoReturn  # noqa: E402
 
 import typer  # noqa: E402
 
-from hardsoft.errors import HardsoftError  # noqa: E402
+from hardsoft import validate  # noqa: E402
+from hardsoft.errors import HardsoftError, Interrupted, on_interrupt  # noqa: E402
 
 app = typer.Typer(
     name="hardsoft",
@@ -147,9 +151,40 @@ def _bare_group(args: list[str]) -> bool:
     return False
 
 
+@contextlib.contextmanager
+def _interrupts() -> Iterator[None]:
+    """Ctrl-C raises :class:`~hardsoft.errors.Interrupted` while a command runs (typer and
+    click intercept a KeyboardInterrupt and drop the ``error: interrupted`` line); the
+    previous handler comes back after, for callers in-process (the tests). A SIGINT that is
+    ignored (a background job) stays ignored; off the main thread nothing changes."""
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, on_interrupt)
+    except ValueError:  # not the main thread: signals cannot be handled here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Exit codes (docs/errors.md): 0 success, 1 a negative result, 2 a usage
     error (one line ``error: ...``), 3 an internal error, 130 interrupted."""
+    try:
+        with _interrupts():
+            _run(argv)
+    except (Interrupted, KeyboardInterrupt):
+        print("error: interrupted", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    finally:
+        validate.clear_inputs()  # the files this command read (validate.protect_inputs)
+
+
+def _run(argv: list[str] | None) -> None:
+    """One command, its errors turned into one line and an exit code."""
     try:
         from hardsoft.runtime import configure_threads
 
@@ -165,9 +200,6 @@ def main(argv: list[str] | None = None) -> None:
         _fail(str(exc), EXIT_USAGE)
     except (typer.Exit, typer.Abort) as exc:
         sys.exit(getattr(exc, "exit_code", EXIT_NEGATIVE))
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
     except BrokenPipeError:
         # the reader went away (| head): not an error of ours; silence the flush at exit
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115

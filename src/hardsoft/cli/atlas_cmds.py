@@ -136,6 +136,11 @@ def add_row_cmd(
 
     if sum(x is not None for x in (regex, dfa, program)) != 1:
         raise HardsoftError("give exactly one of --regex, --dfa and --program")
+    from hardsoft import validate
+    from hardsoft.programs.source import program_file
+
+    given = program_file(program) if program is not None else None
+    validate.protect_inputs({"--dfa": dfa, "--program": given})  # what add-row writes under --out
     if program is not None:
         return _add_program_row(Path(out), name, program, alphabet, force, as_json)
     from hardsoft.atlas.rows import add_row

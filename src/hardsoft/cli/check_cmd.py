@@ -19,11 +19,20 @@ from hardsoft.cli.common import (
     input_file_option,
     int_option,
     parse_int_list,
+    past_limit_note,
     path_argument,
+    precision_line,
     print_json,
+    refuse_empty_check,
     seed_option,
 )
-from hardsoft.cli.run_options import apply_dtype, check_streamed, dtype_option
+from hardsoft.cli.run_options import (
+    apply_dtype,
+    check_streamed,
+    dtype_option,
+    stream_chunk,
+    stream_chunk_option,
+)
 from hardsoft.errors import HardsoftError
 
 
@@ -126,7 +135,7 @@ def check_cmd(
         "formulas; docs/model.md).",
     ),
     input_file: Path = input_file_option(help="With --stream: the file holding the one input."),
-    stream_chunk: int = typer.Option(1 << 16, "--chunk", help="Positions per chunk with --stream."),
+    chunk: int | None = stream_chunk_option(),
 ) -> None:
     """Check MODEL at every position of every string up to --exhaustive-max-n and of
     --samples random strings per --random-n length, against --formula (the logic evaluator),
@@ -134,8 +143,12 @@ def check_cmd(
     encoding the model declares). Exits 1 if any position disagrees.
 
     By default: every string of length 1 to 12 (8,190 strings over two symbols; lengths past
-    65,536 strings are sampled instead) and 32 random strings at each of n = 100, 1,000 and
-    10,000: about 450,000 positions over two symbols, seconds on an idle CPU. Progress goes to
+    65,536 strings are sampled instead), 32 random strings at each of n = 100, 1,000 and
+    10,000, and the hard words of those lengths (10 over two symbols, at most 32): about
+    560,000 positions over two symbols, seconds on an idle CPU. The hard words (`hard_lengths`;
+    also at the certified float limit where a random length lies past it) are the deepest
+    balanced words `a^k b^k` and their near misses, runs `a^n` and alternations, which random
+    words almost never are. Progress goes to
     stderr (per length, and per 16 strings from n = 1,000 on). A compiled model checked past
     its certificate's float limit for its dtype is warned about (stderr; `precision` in the
     JSON).
@@ -146,7 +159,7 @@ def check_cmd(
 
     `--stream --input-file FILE`: one long input, model and formula streamed side by side in
     chunks of --chunk positions (memory O(chunk)); the formula must be past-only."""
-    from hardsoft.check import check_formula, check_language
+    from hardsoft.check import check_formula, check_language, hard_lengths
     from hardsoft.cli.common import load_model
     from hardsoft.model.fastpath import fast_paths
     from hardsoft.model.precision import precision_report
@@ -157,6 +170,7 @@ def check_cmd(
     model = apply_dtype(load_model(model_path, device=device), dtype)
     if (stream or input_file is not None) and program is not None:
         raise HardsoftError("--stream checks against --formula or --language, not --program")
+    positions = stream_chunk(stream, chunk, dense, chunk_size)
     if program is not None and _is_rasp(program):  # bounded models, undefined values
         from hardsoft.cli.source_cmds import check_source
 
@@ -175,12 +189,13 @@ def check_cmd(
         raise HardsoftError("--vocab is for RASP programs (FILE.py:NAME); others use the model's")
     if stream or input_file is not None:
         return check_streamed(
-            model, model_path, formula, language, input_file, stream_chunk, as_json, stream
+            model, model_path, formula, language, input_file, positions, as_json, stream
         )
     precision = precision_report(model.meta, model.dtype, max([exhaustive_max_n, *lengths]))
     options = dict(
         exhaustive_max_n=exhaustive_max_n,
         random_n=lengths,
+        hard_n=hard_lengths(lengths, precision["certified_max_n"]),
         samples=samples,
         seed=seed,
         chunk_size=chunk_arg(chunk_size),
@@ -198,6 +213,7 @@ def check_cmd(
             report["reference"] = {"language": language}
     report["model"] = str(model_path)
     report["precision"] = precision
+    refuse_empty_check(report, "no length to check (--exhaustive-max-n 0 and no --random-n)")
     if precision["warning"]:  # after the run: a refused request stays one line
         err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
     if as_json:
@@ -208,6 +224,9 @@ def check_cmd(
             f"positions), lengths up to {report['max_n']}: {report['mismatches']} mismatching "
             f"strings, max |output - reference| = {report['max_abs_error']:.3g}"
         )
+        line = precision_line(precision)
+        if line:
+            console.print(line, markup=False)
         if _is_predictor(model):
             _print_by_length(report)
         if report["first_mismatch"]:
@@ -222,6 +241,7 @@ def check_cmd(
             console.print(
                 f"first mismatch: {word!r} (n = {fm['n']}) at position {fm['position']}: "
                 f"expected {expected}, got {got} ({shown} {fm['output']:.6g})"
+                + past_limit_note(fm["n"], precision)
             )
     if report["mismatches"]:
         raise typer.Exit(1)

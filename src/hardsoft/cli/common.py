@@ -77,6 +77,39 @@ def array_json(arr: np.ndarray) -> str:
     return "[" + "".join(parts.reshape(-1)) + "]"
 
 
+def refuse_empty_check(report: dict[str, Any], why: str) -> None:
+    """A check that compared no position does not pass: one line saying so (exit 2)."""
+    if not report.get("checked_positions"):
+        raise HardsoftError(
+            f"the check compared nothing ({report.get('checked_strings', 0)} strings, 0 "
+            f"positions): {why}; a check that checked nothing does not pass"
+        )
+
+
+def precision_line(precision: dict[str, Any]) -> str | None:
+    """One line for a check's text output: what the certificate proves in this dtype."""
+    limit, bound = precision.get("certified_max_n"), precision.get("length_bound")
+    parts = []
+    if limit is not None:
+        parts.append(f"exact for n <= {limit:,}" if limit else "no length proven exact")
+    if bound is not None:
+        parts.append(f"compiled for n <= {bound:,}")
+    if not parts:
+        return None
+    return f"precision: {precision['dtype']}, {', '.join(parts)} (certificate)"
+
+
+def past_limit_note(n: int, precision: dict[str, Any]) -> str:
+    """`` (past the certified ... limit)`` when a mismatch lies past what the model's
+    certificate proves (its float limit for the dtype, or its length bound)."""
+    limit, bound = precision.get("certified_max_n"), precision.get("length_bound")
+    if bound is not None and n > bound:
+        return f" (n is past the length the model was compiled for, n <= {bound:,})"
+    if limit is not None and n > limit:
+        return f" (n is past the certified {precision['dtype']} limit n <= {limit:,})"
+    return ""
+
+
 def print_json(obj: Any) -> None:
     """Print one machine-readable JSON object on stdout (NaN/inf mapped to valid JSON); large
     numpy arrays in it are formatted by :func:`array_json` (the same text, much faster)."""
@@ -292,10 +325,18 @@ def _path_arg(value: Any, name: str) -> Path:
 def load_model(path: str | Path, device: str = "cpu") -> Any:
     """:func:`hardsoft.model.load_model`, plus the acceptance readout of a model written by
     ``hardsoft train`` before it stored one (resolved by its declared process name:
-    :func:`hardsoft.learn.readout.declare_readout`)."""
+    :func:`hardsoft.learn.readout.declare_readout`); a compiled program's ``meta["program"]``
+    is checked (:func:`hardsoft.programs.readout.check_program_meta`)."""
     from hardsoft.model import load_model as _load
 
     model = _load(path, device=device)
+    if "program" in model.meta:
+        from hardsoft.programs.readout import check_program_meta
+
+        try:
+            check_program_meta(model.meta, model.spec.d_out)
+        except HardsoftError as exc:
+            raise HardsoftError(f"{str(path)!r}: {exc}") from None
     if "acceptance" in model.meta or "config" not in model.meta:
         return model  # nothing to resolve: skip importing the learning package
     from hardsoft.learn.readout import declare_readout

@@ -20,16 +20,25 @@ if TYPE_CHECKING:
 def _resolve_formula(
     text: str, alphabet: str | None, need_alphabet: bool = True
 ) -> tuple[str, str]:
-    """A formula text and its alphabet: ``text`` itself, or a named formula (``@name`` or a
-    plain library name) whose alphabet is the default."""
-    from hardsoft.logic import FORMULAS
+    """A formula text and its alphabet: ``text`` itself, or a named formula ``@name`` whose
+    alphabet is the default. A plain name is formula text, as ``eval`` and ``check`` read it
+    (``first`` is the keyword, not the named formula ``@first``): compile-then-check of one
+    text checks what was compiled."""
+    from hardsoft.logic import FORMULAS, parse
 
-    name = text[1:] if text.startswith("@") else text
-    if name in FORMULAS:
+    if text.startswith("@"):
+        name = text[1:]
+        if name not in FORMULAS:
+            raise HardsoftError(f"unknown named formula {name!r} (known: {', '.join(FORMULAS)})")
         entry = FORMULAS[name]
         return entry.text, "".join(validate.alphabet(alphabet or entry.alphabet, "--alphabet"))
-    if text.startswith("@"):
-        raise HardsoftError(f"unknown named formula {name!r} (known: {', '.join(FORMULAS)})")
+    if text in FORMULAS:
+        try:
+            parse(text)
+        except HardsoftError:
+            raise HardsoftError(
+                f"{text!r} is not a formula; the named formula is written @{text}"
+            ) from None
     if not alphabet and need_alphabet:
         raise HardsoftError("give the alphabet with --alphabet (e.g. --alphabet 01)")
     return text, "".join(validate.alphabet(alphabet, "--alphabet")) if alphabet else ""
@@ -132,7 +141,7 @@ def print_layer_norm(cert: dict) -> None:
 def compile_cmd(
     formula: str = typer.Argument(
         None,
-        help="A formula, e.g. \"MOD(2, 1)(#<['1'])\", or a named formula such as parity-mod "
+        help="A formula, e.g. \"MOD(2, 1)(#<['1'])\", or a named formula such as @parity-mod "
         "(or give named outputs with --output instead).",
     ),
     output: list[str] = typer.Option(

@@ -74,7 +74,7 @@ def soften_cmd(
     from hardsoft.convert.gaps import read_words
     from hardsoft.model import save_model
 
-    validate.not_the_input(out, model_path, "--out")
+    validate.protect_inputs({"MODEL": model_path, "--gap-inputs": gap_inputs}, {"--out": out})
     model = load_model(model_path)
     words = read_words(str(gap_inputs), model.spec.alphabet) if gap_inputs is not None else None
     result = soften(model, n=n, gap=gap, gap_inputs=words, eps=eps, samples=samples, seed=seed)
@@ -131,7 +131,7 @@ def harden_cmd(
     from hardsoft.model import save_model
     from hardsoft.model.readout import acceptance_of
 
-    validate.not_the_input(out, model_path, "--out")
+    validate.protect_inputs({"MODEL": model_path}, {"--out": out})
     model = load_model(model_path)
     hard = harden(model, weighting)
     save_model(hard, out)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from hardsoft import validate
 from hardsoft.cli import app
 from hardsoft.cli.common import (
     err_console,
@@ -97,6 +98,7 @@ def decompile_cmd(
     from hardsoft.model.io import atomic_write
 
     written_as = DecompileAs.parse(notation, "--as notation")
+    validate.protect_inputs({"MODEL": model_path}, {"-o": out})
     model = load_model(model_path)
     if written_as is DecompileAs.BRASP:
         _require_unique_hard(model)
@@ -128,6 +130,8 @@ def decompile_cmd(
         if show:
             status.stop()
     info = result.to_dict()
+    if info["verified"].get("exhaustive_limited"):
+        err_console.print(f"warning: {info['verified']['exhaustive_limited']}", soft_wrap=True)
     program = None
     if written_as is DecompileAs.CRASP:
         program = _as_crasp(model, result, model_path)

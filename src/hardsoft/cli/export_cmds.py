@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from hardsoft import validate
 from hardsoft.cli import app
 from hardsoft.cli.common import (
     console,
@@ -45,6 +46,7 @@ def export_cmd(
         raise HardsoftError(f"unknown export format {to!r} (one of {', '.join(TARGETS)})")
     if n_ctx < 1:
         raise HardsoftError(f"--n-ctx must be >= 1, got {n_ctx}")
+    validate.protect_inputs({"MODEL": model_path})  # out is a folder: its files are checked
     model = load_model(model_path)
     summary = save_transformer_lens(model, n_ctx, out, source=str(model_path))
     summary["format"] = to

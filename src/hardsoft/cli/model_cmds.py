@@ -25,7 +25,13 @@ from hardsoft.cli.common import (
     print_json,
     seed_option,
 )
-from hardsoft.cli.run_options import apply_dtype, dtype_option, run_streamed
+from hardsoft.cli.run_options import (
+    apply_dtype,
+    dtype_option,
+    run_streamed,
+    stream_chunk,
+    stream_chunk_option,
+)
 from hardsoft.errors import HardsoftError
 from hardsoft.model import MASKS, WEIGHTINGS, random_model, save_model
 from hardsoft.model.readout import acceptance_of
@@ -208,7 +214,7 @@ def run_cmd(
     stream: bool = typer.Option(
         False, "--stream", help="Read one long input from --input-file in chunks (docs/model.md)."
     ),
-    stream_chunk: int = typer.Option(1 << 16, "--chunk", help="Positions per chunk with --stream."),
+    chunk: int | None = stream_chunk_option(),
     npy_out: Path = typer.Option(
         None,
         "-o",
@@ -234,9 +240,11 @@ def run_cmd(
     the summary (`--json`: `{"inputs": [{"n", "accept"}], "output", "shape", ...}`) is printed.
 
     A compiled model run past its certificate's float limit for the dtype (`float_limits`,
-    e.g. n <= 547 for compiled PARITY in float32) warns on stderr (after the run, or before a
-    long all-pairs run's first progress line; with `--stream`, after the first chunk);
-    `--json` has `precision` (`dtype`, `certified_max_n`, `beyond_limit`, `warning`). A head
+    e.g. n <= 547 for compiled PARITY in float32; a compiled program's, derived per model;
+    every float32 run where it is 0), or past the length a bounded model was compiled for
+    (`--max-len`), warns on stderr (after the run, or before a long all-pairs run's first
+    progress line; with `--stream`, after the first chunk); `--json` has `precision`
+    (`dtype`, `certified_max_n`, `length_bound`, `beyond_limit`, `warning`). A head
     of a long input that no fast path fits says so on stderr, with why and its progress.
 
     `--stream`: one input of any length, read from --input-file in chunks of --chunk positions
@@ -257,14 +265,18 @@ def run_cmd(
     from hardsoft.model.readout import output_names
 
     _check_run_options(stream, trace, plot, npy_out)
+    positions = stream_chunk(stream, chunk, dense, chunk_size)
+    validate.protect_inputs(
+        {"MODEL": model_path, "--input-file": input_file}, {"-o": npy_out, "--plot": plot}
+    )
     model = apply_dtype(load_model(model_path, device=device), dtype)
     if stream:
-        return run_streamed(model, inputs, input_file, stream_chunk, npy_out, as_json)
+        return run_streamed(model, inputs, input_file, positions, npy_out, as_json)
     sourced = read_inputs(inputs, input_file)
     check_symbols(sourced, model.spec.alphabet)
     words = [w for w, _ in sourced]
     names = list(output_names(model))
-    chunk = chunk_arg(chunk_size)
+    block = chunk_arg(chunk_size)
     precision = precision_report(model.meta, model.dtype, max(len(w) for w in words))
     outputs: list = [None] * len(words)
     paths: dict[str, dict[str, str]] = {}
@@ -276,7 +288,7 @@ def run_cmd(
     ):
         for n in sorted({len(w) for w in words}):
             idx = [i for i, w in enumerate(words) if len(w) == n]
-            for i, out in zip(idx, model.run_words([words[i] for i in idx], chunk_size=chunk)):
+            for i, out in zip(idx, model.run_words([words[i] for i in idx], chunk_size=block)):
                 outputs[i] = out
             paths[str(n)] = head_paths(model)
     seconds = round(time.perf_counter() - started, 3)

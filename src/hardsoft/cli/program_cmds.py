@@ -12,12 +12,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import typer
 from typer.core import TyperGroup
 
+from hardsoft import validate
 from hardsoft.cli import app
 from hardsoft.cli.common import (
     console,
@@ -140,6 +142,24 @@ def _summary(built, target: str, output: Path) -> dict:
     return summary
 
 
+def _print_float_limits(cert: dict) -> None:
+    """One line: up to where the certificate proves the model exact in each float format."""
+    fl = cert.get("float_limits") if isinstance(cert, dict) else None
+    if not isinstance(fl, dict):
+        return
+    parts = [
+        f"{fmt} n <= {fl[fmt]:,}" if fl.get(fmt) else f"{fmt} no length"
+        for fmt in ("float64", "float32")
+        if fmt in fl and fl[fmt] is not None
+    ]
+    if parts:
+        console.print(
+            f"  float limits (rounding cannot change an output): {', '.join(parts)}",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
 def _print_summary(summary: dict) -> None:
     s, c = summary, summary["certificate"]
     if s["route"] == "tieless":
@@ -160,14 +180,15 @@ def _print_summary(summary: dict) -> None:
         from hardsoft.cli.compile_cmds import print_layer_norm
 
         print_layer_norm(c)
+        _print_float_limits(c)
         return
-    if not c or not c.get("values"):
-        return
-    extra = f"  (ε = {c['eps']})" if "eps" in c else f"  ({c.get('tau_order', '')})"
-    console.print(f"certificate: τ(n) = {c['tau']}{extra}", markup=False, soft_wrap=True)
-    for n, v in c["values"].items():
-        gamma = f"γ = {v['gamma']:.3g}, " if "gamma" in v else ""
-        console.print(f"  n = {n:>5}: {gamma}τ = {v['tau']:.3g}", markup=False)
+    if c and c.get("values"):
+        extra = f"  (ε = {c['eps']})" if "eps" in c else f"  ({c.get('tau_order', '')})"
+        console.print(f"certificate: τ(n) = {c['tau']}{extra}", markup=False, soft_wrap=True)
+        for n, v in c["values"].items():
+            gamma = f"γ = {v['gamma']:.3g}, " if "gamma" in v else ""
+            console.print(f"  n = {n:>5}: {gamma}τ = {v['tau']:.3g}", markup=False)
+    _print_float_limits(c or {})
 
 
 @program_app.command(BUILTIN, hidden=True)
@@ -237,6 +258,13 @@ FILE_HELP = (
 )
 
 
+def program_path(file: str) -> Path:
+    """The file a program argument names (``@NAME`` resolved, ``:NAME`` dropped)."""
+    from hardsoft.programs.source import program_file
+
+    return program_file(file)
+
+
 def _alphabet_option() -> Any:
     return typer.Option(
         None,
@@ -273,6 +301,7 @@ def run_cmd(
 
     if not inputs:
         raise HardsoftError("give at least one --input WORD")
+    validate.protect_inputs({"FILE": program_path(file)}, {"--trace": trace})
     program = load_program(file, alphabet=alphabet)
     runs = [program.run(w) for w in inputs]
     if trace is not None:
@@ -319,6 +348,7 @@ def _compile_summary(program: Any, model: Any, target: str, masks: str, out: Pat
         **model_sizes(model),
         "formulas": meta.get("formulas", {}),
         "certificate": meta.get("certificate"),
+        "causal": bool(meta["program"].get("causal")),
     }
     cert = meta.get("certificate") or {}
     if "exact_for" in cert:  # RASP: length-general, or bounded with the reason
@@ -348,6 +378,7 @@ def _print_compiled(s: dict) -> None:
     c = s["certificate"] or {}
     if c.get("theorem"):
         console.print(f"certificate: {c['theorem']}", markup=False, soft_wrap=True)
+    _print_float_limits(c)
     if "layer_norm" in c:  # soft-ln: τ = 1, the margin and ε instead of a temperature
         from hardsoft.cli.compile_cmds import print_layer_norm
 
@@ -421,6 +452,12 @@ def compile_cmd(
         "B-RASP models work at every length: there, the n at which the certificate evaluates "
         "τ(n) and its error bounds (default 1000).",
     ),
+    causal: bool = typer.Option(
+        False,
+        "--causal",
+        help="RASP: Tracr's causal semantics (causal_eval: every selector ANDed with j <= i); "
+        "every head attends only to j <= i.",
+    ),
     out: Path = output_file_option("-o", required=True, help="Write the model here."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -432,7 +469,14 @@ def compile_cmd(
     from hardsoft.model.io import save_model
     from hardsoft.programs.source import DEFAULT_TARGETS, load_program
 
+    validate.protect_inputs({"FILE": program_path(file)}, {"-o": out})
     program = load_program(file, alphabet=alphabet)
+    if causal:
+        from hardsoft.programs.rasp.load import RaspProgram
+
+        if not isinstance(program, RaspProgram):
+            raise HardsoftError(f"--causal is for RASP programs, not {program.notation.value}")
+        program = dataclasses.replace(program, causal=True)
     target = target or DEFAULT_TARGETS[program.notation]
     model = program.compile(target, masks=masks, outputs=outputs or None, max_len=max_len)
     save_model(model, out)

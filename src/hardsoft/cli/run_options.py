@@ -31,6 +31,36 @@ def dtype_option() -> Any:
     )
 
 
+def stream_chunk_option() -> Any:
+    """``--chunk N``: positions per chunk, with ``--stream`` only."""
+    from hardsoft.cli.common import int_option
+
+    return int_option(
+        None, "--chunk", lo=1, help="Positions per chunk with --stream (default 65,536)."
+    )
+
+
+def stream_chunk(stream: bool, chunk: int | None, dense: bool, chunk_size: int | None) -> int:
+    """The positions per chunk of a streamed run; options that only the other mode reads are
+    refused, not silently ignored: ``--dense`` (the dense reference cannot stream),
+    ``--chunk-size`` (the attention block size of a whole-input run) with ``--stream``, and
+    ``--chunk`` without it."""
+    from hardsoft.stream import DEFAULT_CHUNK
+
+    if not stream:
+        if chunk is not None:
+            raise HardsoftError("--chunk sets the chunks of --stream; without --stream use "
+                                "--chunk-size (the attention block size)")  # fmt: skip
+        return DEFAULT_CHUNK
+    if dense:
+        raise HardsoftError("--dense runs the dense reference attention, which does not "
+                            "stream; drop --dense or --stream")  # fmt: skip
+    if chunk_size is not None:
+        raise HardsoftError("--chunk-size is the attention block size of a whole-input run; "
+                            "with --stream the chunks are --chunk positions")  # fmt: skip
+    return DEFAULT_CHUNK if chunk is None else chunk
+
+
 def apply_dtype(model: Any, dtype: str | None) -> Any:
     """``model`` cast to ``dtype`` (None: unchanged); a bad name is a one-line error."""
     if dtype is None:
@@ -60,17 +90,29 @@ def run_streamed(
     """``hardsoft run --stream``: outputs per position as JSON Lines on stdout (then a
     ``{"summary": ...}`` line), or into ``out`` (``.npy``, or ``.jsonl``: the same lines) with
     a summary printed. Past the model's certified float limit it warns first (stderr); on a
-    long input it shows its progress (stderr, every 10 s)."""
+    long input it shows its progress (stderr, every 10 s). A pipe (``/dev/stdin``) is read
+    too (:func:`hardsoft.stream.seekable_input`)."""
     from hardsoft.cli.common import err_console
-    from hardsoft.model.precision import precision_report
-    from hardsoft.model.readout import acceptance_of
-    from hardsoft.stream import JsonlWriter, NpyWriter, Stream, read_chunks
+    from hardsoft.stream import seekable_input
 
     if inputs or input_file is None:
         raise HardsoftError("--stream reads one input from --input-file (not --input)")
     if chunk < 1:
         raise HardsoftError(f"--chunk must be >= 1, not {chunk}")
-    n, chunks = read_chunks(input_file, model.spec.alphabet, chunk)
+    with seekable_input(input_file, model.spec.alphabet, err_console.print) as path:
+        _run_stream(model, path, input_file, chunk, out, as_json)
+
+
+def _run_stream(
+    model: Any, path: Path, input_file: Path, chunk: int, out: Path | None, as_json: bool
+) -> None:
+    """The body of :func:`run_streamed` on the regular file ``path``."""
+    from hardsoft.cli.common import err_console
+    from hardsoft.model.precision import precision_report
+    from hardsoft.model.readout import acceptance_of
+    from hardsoft.stream import JsonlWriter, NpyWriter, Stream, read_chunks
+
+    n, chunks = read_chunks(path, model.spec.alphabet, chunk, input_file)
     precision = precision_report(model.meta, model.dtype, n)
     stream = Stream(model, n)
     writer: Any = None
@@ -141,7 +183,7 @@ def check_streamed(
     from hardsoft.cli.common import err_console
     from hardsoft.logic import parse
     from hardsoft.model.precision import precision_report
-    from hardsoft.stream import check_stream, file_length
+    from hardsoft.stream import check_stream, file_length, seekable_input
 
     if not stream:
         raise HardsoftError("check reads --input-file only with --stream")
@@ -153,8 +195,9 @@ def check_streamed(
     if not isinstance(given, str):
         raise HardsoftError("--stream checks one formula against the model's readout")
     formula = parse(given, alphabet=model.spec.alphabet)
-    precision = precision_report(model.meta, model.dtype, file_length(input_file))
-    report = check_stream(model, formula, input_file, chunk)
+    with seekable_input(input_file, model.spec.alphabet, err_console.print) as path:
+        precision = precision_report(model.meta, model.dtype, file_length(path))
+        report = check_stream(model, formula, path, chunk, input_file)
     report["precision"] = precision
     if precision["warning"]:  # after the run: a refused request stays one line
         err_console.print(f"warning: {precision['warning']}", soft_wrap=True)

@@ -12,8 +12,16 @@ from typing import Any
 import numpy as np
 import typer
 
-from hardsoft.cli.common import console, err_console, print_json
+from hardsoft.cli.common import (
+    console,
+    err_console,
+    past_limit_note,
+    precision_line,
+    print_json,
+    refuse_empty_check,
+)
 from hardsoft.errors import HardsoftError
+from hardsoft.model.precision import precision_report
 from hardsoft.model.transformer import Transformer
 
 
@@ -38,6 +46,7 @@ def check_source(
     as_json: bool,
 ) -> None:
     """``check MODEL --program FILE``: every output against the program's interpreter."""
+    from hardsoft.check import hard_lengths
     from hardsoft.programs.check_source import check_program
 
     given = vocab
@@ -47,17 +56,23 @@ def check_source(
         values = list((prog_meta.get("vocab") or {}).values())
         given = "".join(symbols) if symbols == values else None
     program = _load(file, given)
+    certified = precision_report(model.meta, model.dtype, 1)["certified_max_n"]
     report = check_program(
         model,
         program,
         exhaustive_max_n=exhaustive_max_n,
         random_n=random_n,
+        hard_n=hard_lengths(random_n, certified),
         samples=samples,
         seed=seed,
         progress=None if as_json else (lambda msg: err_console.print(msg)),
     )
     report["model"] = str(model_path)
     report["reference"] = {"program": file}
+    report["precision"] = precision_report(model.meta, model.dtype, max(report["max_n"], 1))
+    refuse_empty_check(report, _nothing_checked(report))
+    if report["precision"]["warning"]:
+        err_console.print(f"warning: {report['precision']['warning']}", soft_wrap=True)
     if as_json:
         print_json(report)
     else:
@@ -72,6 +87,9 @@ def check_source(
             f"strings{extra}, max |output - reference| = {report['max_abs_error']:.3g}",
             markup=False,
         )
+        line = precision_line(report["precision"])
+        if line:
+            console.print(line, markup=False)
         if report["skipped_lengths"]:
             console.print(
                 f"skipped lengths {report['skipped_lengths']}: the model is exact for n <= "
@@ -80,14 +98,27 @@ def check_source(
             )
         fm = report["first_mismatch"]
         if fm:
+            word = fm["word"] if len(fm["word"]) <= 80 else fm["word"][:77] + "..."
             console.print(
-                f"first mismatch: {fm['word']!r} (n = {fm['n']}) at position {fm['position']}, "
+                f"first mismatch: {word!r} (n = {fm['n']}) at position {fm['position']}, "
                 f"output {fm['output']}: expected {fm['expected']!r}, got {fm['got']!r} "
-                f"(raw {fm['raw']:.6g})",
+                f"(raw {fm['raw']:.6g})" + past_limit_note(fm["n"], report["precision"]),
                 markup=False,
             )
     if report["mismatches"]:
         raise typer.Exit(1)
+
+
+def _nothing_checked(report: dict[str, Any]) -> str:
+    """Why a program check compared no position."""
+    if report["undefined_strings"]:
+        return f"the program is undefined on all {report['undefined_strings']} words"
+    if report["max_len"] is not None:
+        return (
+            f"the model is exact only for n <= {report['max_len']} (its meta['program']"
+            "['max_len']) and no word that short was asked for"
+        )
+    return "no length to check (--exhaustive-max-n 0 and no --random-n)"
 
 
 def decoded(model: Transformer, out: np.ndarray) -> dict[str, list[Any]] | None:

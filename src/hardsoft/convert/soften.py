@@ -333,7 +333,37 @@ def _realise(
         case=case,
     )
     soft.meta["softened"] = {k_: v for k_, v in result.to_dict().items() if k_ != "constants"}
+    _replace_float_limits(soft, margin, n_max)
     return result
+
+
+def _replace_float_limits(soft: Transformer, margin: float, n_max: int) -> None:
+    """A softened compiled model keeps its certificate, but not the hard model's float limits
+    (its heads are softmax now): float64 up to the covered n while every head's smallest gap
+    holds at least two of its scores' float64 roundings (the soften's ``float_margin``), else
+    none; float32 none (not derived)."""
+    cert = soft.meta.get("certificate")
+    if not isinstance(cert, dict) or "float_limits" not in cert:
+        return
+    ok = margin >= 2.0
+    soft.meta["certificate"] = {
+        **cert,
+        "float_limits": {
+            "float64": n_max if ok else 0,
+            "float32": 0,
+            "binding": {
+                "float64": (
+                    f"softened: its gaps hold {margin:.3g} float64 roundings of the scores up "
+                    f"to n = {n_max:,}"
+                    if ok
+                    else f"softened: float_margin {margin:.3g} < 2"
+                ),
+                "float32": "softened: not derived in float32",
+            },
+            "binding_heads": [],
+            "derivation": "hardsoft soften (docs/soften.md): float_margin, float64 only",
+        },
+    }
 
 
 def _reported_gap(h: HeadGap, n: int) -> float | None:

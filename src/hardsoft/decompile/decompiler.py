@@ -607,8 +607,10 @@ def verify(
     """Check the formulas against ``model`` on words (see :func:`decompile`)."""
     words, exhaustive_n = exhaustive_words(model.spec.alphabet, verify_n)
     words += random_words_upto(model.spec.alphabet, random_words, random_max_n, seed)
+    shortfall = _shortfall(len(model.spec.alphabet), verify_n, exhaustive_n)
     if not words:
-        return {"strings": 0, "positions": 0, "mismatches": 0, "max_n": 0, "exhaustive_n": 0}
+        return {"strings": 0, "positions": 0, "mismatches": 0, "max_n": 0, "exhaustive_n": 0,
+                "exhaustive_requested": verify_n, **shortfall}  # fmt: skip
     positions, mismatches, first = agreement(model, result.formulas, words)
     out: dict[str, Any] = {
         "strings": len(words),
@@ -616,10 +618,27 @@ def verify(
         "mismatches": mismatches,
         "max_n": max(len(w) for w in words),
         "exhaustive_n": exhaustive_n,
+        "exhaustive_requested": verify_n,
+        **shortfall,
     }
     if first is not None:
         out["first_mismatch"] = first if len(first) <= 60 else first[:60] + "..."
     return out
+
+
+def _shortfall(k: int, requested: int, reached: int) -> dict[str, str]:
+    """``{"exhaustive_limited": why}`` when every word up to ``requested`` was asked for
+    and only lengths up to ``reached`` fit :data:`EXHAUSTIVE_LIMIT` (said, not hidden)."""
+    if reached >= requested:
+        return {}
+    total = sum(k**n for n in range(1, reached + 2))
+    return {
+        "exhaustive_limited": (
+            f"--verify-n {requested}: every word was checked up to n = {reached} only; with "
+            f"n = {reached + 1} there are {total:,} words, more than the {EXHAUSTIVE_LIMIT:,} "
+            "enumerated (longer lengths are covered by the random words)"
+        )
+    }
 
 
 def equivalence(

@@ -215,7 +215,9 @@ def build_models(dtype: torch.dtype) -> dict[str, tuple[Transformer, int | None,
         fl = model.meta["certificate"]["float_limits"]
         out[name] = (model.to(dtype), fl["float32"], fl["float64"])
     for name, (family, k, _) in PROGRAMS.items():
-        out[name] = (build(family, k, "soft-temperature").model.to(dtype), None, None)
+        model = build(family, k, "soft-temperature").model
+        fl = model.meta["certificate"]["float_limits"]  # derived per program (docs/programs.md)
+        out[name] = (model.to(dtype), fl["float32"], fl["float64"])
     return out
 
 
@@ -361,7 +363,7 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
 @register(
     "float-horizon",
     title="Float horizon: where compiled models stop being exact in float32 / float64",
-    version="2",
+    version="3",
     order=46,
     seed_ref="Yang et al. (arXiv:2412.09925v1) §4 (exact at every length, in exact arithmetic)",
 )

@@ -1,5 +1,7 @@
 """Regular languages given by a regular expression or a DFA file: the minimal complete DFA
-(built by pyformlang, not by hand) and a :class:`Language` over it.
+(pyformlang reads the expression; the subset construction and Hopcroft's minimisation are
+here, with limits: pyformlang's have none, and its minimisation grows exponentially on
+``(a|b){24}``) and a :class:`Language` over it.
 
 The regular expression uses Python's syntax over single-character symbols: ``|``, ``*``, ``+``,
 ``?``, ``( )``, character classes ``[ab]``, ``.`` (or ``Σ``) for any symbol of the alphabet,
@@ -9,9 +11,9 @@ and bounded repetition ``x{m}`` / ``x{m,n}`` (expanded here: pyformlang misreads
     {"alphabet": "ab", "start": "q0", "accept": ["q0"],
      "transitions": {"q0": {"a": "q1"}, "q1": {"b": "q0"}}}
 
-(missing transitions go to a rejecting sink). Either way the result is minimised by
-pyformlang and completed with a sink where its minimal automaton is partial, so the states of
-:class:`DFA` are exactly the classes of the Myhill–Nerode congruence.
+(missing transitions go to a rejecting sink). Either way the result is minimised and
+completed with a sink where it is partial, so the states of :class:`DFA` are exactly the
+classes of the Myhill–Nerode congruence.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from hardsoft import validate
 from hardsoft.errors import HardsoftError
 from hardsoft.languages.base import Language, OneWordPerEvenLength
 
@@ -32,10 +35,21 @@ MAX_REGEX = 500
 """Longest regular expression accepted (characters)."""
 MAX_DFA_STATES = 2000
 """Most states of a minimal DFA this module builds (the monoid can be |Q|^|Q| large)."""
+MAX_BUILD_STATES = 50_000
+"""Most states of the DFA built before minimisation: the subset construction of a regular
+expression stops here (``(a|b)*a(a|b){64}`` needs 2^65 states and once grew past 620 MB), and
+a DFA file may have at most this many states (a 100,000-state file once ran past 120 s). On
+the shared 2-core machine (load 12) 100,000 states took 8 s to minimise from a file and 12 s
+to reach by the subset construction."""
+MAX_DFA_FILE_BYTES = 16 << 20
+"""Largest DFA file read (16 MiB: a 100,000-state file over two symbols has 4 MB)."""
 _SYNTAX = set("|*+?()[]-.")
 _REPEAT = re.compile(r"\{(\d*)(,?)(\d*)\}")
 MAX_REPEAT = 64
 """Largest bound of a repetition ``x{m,n}``."""
+MAX_EXPANDED = 5_000
+"""Longest regular expression once its repetitions are written out (``((a{64}){64}){64}``
+has 262,144 characters then)."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +144,12 @@ def _expand_repeats(text: str) -> str:
             raise HardsoftError(f"{m.group(0)} matches only the empty word; leave it out")
         start = _atom_start(text, m.start())
         atom = text[start : m.start()]
+        grown = len(text) - (m.end() - start) + len(atom) * lo + (len(atom) + 3) * (hi - lo)
+        if grown > MAX_EXPANDED:
+            raise HardsoftError(
+                f"the regular expression's repetitions, written out, pass {MAX_EXPANDED:,} "
+                "characters; use fewer or smaller repetitions"
+            )
         text = text[:start] + atom * lo + f"({atom})?" * (hi - lo) + text[m.end() :]
     return text
 
@@ -166,7 +186,6 @@ def _to_python_regex(regex: str, alphabet: tuple[str, ...]) -> str:
 
 
 def _complete(
-    states: list[Any],
     start: Any,
     final: set[Any],
     table: dict[Any, dict[str, Any]],
@@ -198,19 +217,108 @@ def _complete(
     return DFA(alphabet, delta, accepting)
 
 
-def _from_pyformlang(automaton: Any, alphabet: tuple[str, ...]) -> DFA:
-    """pyformlang's minimal DFA (possibly partial, possibly empty) as a complete :class:`DFA`."""
-    minimal = automaton.minimize()
-    if not minimal.states or minimal.start_state is None:
-        return DFA(alphabet, (tuple(0 for _ in alphabet),), frozenset())
-    table: dict[Any, dict[str, Any]] = {}
-    for src, edges in minimal.to_dict().items():
+Rows = list[list[int | None]]
+"""A DFA's transitions as built: ``rows[q][k]`` the state after symbol k (None: missing, to
+the rejecting sink), start state 0."""
+
+
+def _determinise(nfa: Any, alphabet: tuple[str, ...]) -> tuple[Rows, set[int]]:
+    """pyformlang's ε-NFA as a DFA (rows, accepting states) by the subset construction,
+    refused as soon as it passes :data:`MAX_BUILD_STATES` states (pyformlang's own
+    construction has no limit: ``(a|b)*a(a|b){64}`` ran until memory was gone)."""
+    from pyformlang.finite_automaton import Epsilon
+
+    moves: dict[Any, dict[str, set[Any]]] = {}
+    for src, edges in nfa.to_dict().items():
         for sym, dst in edges.items():
-            if str(sym) in alphabet:
-                table.setdefault(src, {})[str(sym)] = dst
-    return _complete(
-        list(minimal.states), minimal.start_state, set(minimal.final_states), table, alphabet
-    )
+            key = "" if sym == Epsilon() else str(sym)
+            targets = dst if isinstance(dst, set) else {dst}
+            moves.setdefault(src, {}).setdefault(key, set()).update(targets)
+
+    def closure(states: set[Any]) -> frozenset[Any]:
+        seen, stack = set(states), list(states)
+        while stack:
+            for nxt in moves.get(stack.pop(), {}).get("", ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return frozenset(seen)
+
+    subsets = [closure(set(nfa.start_states))]
+    index = {subsets[0]: 0}
+    rows: Rows = []
+    for current in subsets:  # grows while it is read: breadth first
+        row: list[int | None] = []
+        for a in alphabet:
+            step = {t for q in current for t in moves.get(q, {}).get(a, ())}
+            target = closure(step) if step else None
+            if target is not None and target not in index:
+                if len(index) >= MAX_BUILD_STATES:
+                    raise HardsoftError(
+                        f"the regular expression's automaton passed {MAX_BUILD_STATES:,} states "
+                        f"while it was determinised (its minimal DFA may have at most "
+                        f"{MAX_DFA_STATES:,}); write a smaller expression"
+                    )
+                index[target] = len(subsets)
+                subsets.append(target)
+            row.append(None if target is None else index[target])
+        rows.append(row)
+    final = {k for k, sub in enumerate(subsets) if any(q in nfa.final_states for q in sub)}
+    return rows, final
+
+
+def _classes(rows: list[list[int]], final: set[int]) -> list[int]:
+    """The Myhill–Nerode class of every state of a complete DFA (Hopcroft's partition
+    refinement, O(k·n·log n)). pyformlang's minimisation took 85 s for the 26 states of
+    ``(a|b){24}``, and grew exponentially."""
+    n, k = len(rows), len(rows[0]) if rows else 0
+    inverse: list[list[list[int]]] = [[[] for _ in range(n)] for _ in range(k)]
+    for p, row in enumerate(rows):
+        for a, q in enumerate(row):
+            inverse[a][q].append(p)
+    blocks = [b for b in (set(final), set(range(n)) - set(final)) if b]
+    block_of = [0] * n
+    for i, block in enumerate(blocks):
+        for q in block:
+            block_of[q] = i
+    work = {(i, a) for i in range(len(blocks)) for a in range(k)}
+    while work:
+        i, a = work.pop()
+        touched: dict[int, list[int]] = {}
+        for q in list(blocks[i]):
+            for p in inverse[a][q]:
+                touched.setdefault(block_of[p], []).append(p)
+        for j, inside in touched.items():
+            part = set(inside)
+            if len(part) == len(blocks[j]):
+                continue
+            blocks[j] -= part
+            blocks.append(part)
+            new = len(blocks) - 1
+            for p in part:
+                block_of[p] = new
+            for b in range(k):
+                smaller = new if len(part) <= len(blocks[j]) else j
+                work.add((new, b) if (j, b) in work else (smaller, b))
+    return block_of
+
+
+def _minimal(rows: Rows, final: set[int], alphabet: tuple[str, ...]) -> DFA:
+    """The minimal complete DFA of the DFA ``rows`` (start 0): missing transitions go to a
+    sink, equivalent states are merged (:func:`_classes`), the reachable classes are numbered
+    breadth first from the start in symbol order, and the rejecting sink, where one is
+    reached, comes last."""
+    sink = len(rows)
+    full = [[sink if q is None else q for q in row] for row in rows] + [[sink] * len(alphabet)]
+    cls = _classes(full, final)
+    dead = cls[sink]
+    table: dict[Any, dict[str, Any]] = {}
+    for p, row in enumerate(full):
+        if cls[p] != dead:
+            table[cls[p]] = {a: cls[q] for a, q in zip(alphabet, row) if cls[q] != dead}
+    if cls[0] == dead:  # the empty language: one rejecting state
+        return DFA(alphabet, (tuple(0 for _ in alphabet),), frozenset())
+    return _complete(cls[0], {cls[q] for q in final}, table, alphabet)
 
 
 def dfa_from_regex(regex: str, alphabet: str | None = None) -> DFA:
@@ -232,23 +340,24 @@ def dfa_from_regex(regex: str, alphabet: str | None = None) -> DFA:
         nfa = PythonRegex(python).to_epsilon_nfa()
     except Exception as exc:  # pyformlang raises bare errors on odd syntax
         raise HardsoftError(f"cannot parse the regular expression {regex!r}: {exc}") from None
-    return _from_pyformlang(nfa, symbols)
+    rows, final = _determinise(nfa, symbols)
+    return _minimal(rows, final, symbols)
 
 
 def dfa_from_file(path: Path) -> DFA:
-    """Read a DFA file (JSON, see the module docstring) and minimise it with pyformlang."""
+    """Read a DFA file (JSON, see the module docstring; at most :data:`MAX_DFA_FILE_BYTES`
+    bytes and :data:`MAX_BUILD_STATES` states) and minimise it."""
+    text = validate.read_text(path, "DFA file", limit=MAX_DFA_FILE_BYTES)
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
+        data = json.loads(text)
+    except ValueError as exc:
         raise HardsoftError(f"cannot read the DFA file {path}: {exc}") from None
     return dfa_from_json(data, f"DFA file {path}")
 
 
 def dfa_from_json(data: Any, where: str = "DFA") -> DFA:
     """The minimal complete DFA of a DFA file's content (the dict of the module docstring),
-    minimised with pyformlang; ``where`` names it in errors."""
-    from pyformlang.finite_automaton import DeterministicFiniteAutomaton, State, Symbol
-
+    minimised by Hopcroft's algorithm; ``where`` names it in errors."""
     try:
         symbols = _check_alphabet(str(data["alphabet"]), f"{where}: alphabet", regex=False)
         start = str(data["start"])
@@ -260,19 +369,22 @@ def dfa_from_json(data: Any, where: str = "DFA") -> DFA:
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise HardsoftError(f"cannot read the {where}: {exc}") from None
     named = {start} | set(transitions) | {r for e in transitions.values() for r in e.values()}
+    if len(named) > MAX_BUILD_STATES:  # before any work that grows with the states
+        raise HardsoftError(
+            f"{where} has {len(named):,} states (at most {MAX_BUILD_STATES:,}; its "
+            f"minimal DFA at most {MAX_DFA_STATES:,})"
+        )
     unknown = sorted(accept - named)
     if unknown:  # a typo would silently drop an accepting state
         raise HardsoftError(f"{where}: accepting state {unknown[0]!r} is no state")
-    dfa = DeterministicFiniteAutomaton()
-    dfa.add_start_state(State(start))
-    for q in accept:
-        dfa.add_final_state(State(q))
+    number = {q: k for k, q in enumerate([start, *sorted(named - {start})])}
+    rows: Rows = [[None] * len(symbols) for _ in number]
     for q, edges in transitions.items():
         for a, r in edges.items():
             if a not in symbols:
                 raise HardsoftError(f"{where}: symbol {a!r} is not in the alphabet")
-            dfa.add_transition(State(q), Symbol(a), State(r))
-    return _from_pyformlang(dfa, symbols)
+            rows[number[q]][symbols.index(a)] = number[r]
+    return _minimal(rows, {number[q] for q in accept}, symbols)
 
 
 class RegularLanguage(Language):

@@ -37,8 +37,10 @@ This module holds the *detection* (which path applies to a head, on its weights 
 input) and the policy; the kernels that compute each path live in
 :mod:`hardsoft.model.fastkernels` (their public names are importable from here too).
 
-Policy (:func:`fast_paths`): ``"auto"`` (the default) uses a fast path from n >= AUTO_MIN_N,
-``"force"`` at every n (tests), ``"off"`` never (:func:`dense_reference`). Fast paths run only
+Policy (:func:`fast_paths`): ``"auto"`` (the default) uses a fast path from n >= AUTO_MIN_N
+(the uniform path at every n: its prefix sums of integer values are exact, which the float
+limits of compiled programs count on; except where a trace asks for the weights), ``"force"``
+at every n (tests), ``"off"`` never (:func:`dense_reference`). Fast paths run only
 without autograd (under ``torch.no_grad()`` or with no tensor requiring a gradient).
 """
 
@@ -293,13 +295,20 @@ def head_plan(head: Head) -> tuple[bool, torch.Tensor]:
 
 
 def attend_fast(
-    head: Head, x: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float
+    head: Head,
+    x: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    scale: float,
+    keep: bool = False,
 ) -> tuple[torch.Tensor, Path] | None:
     """The head's attention output ``[B, n, d_value]`` by the first fast path that applies,
     with its name; None if none applies (or the policy says dense). Why each path did not
-    apply is left in ``head.last_reason`` ("" when a fast path ran)."""
+    apply is left in ``head.last_reason`` ("" when a fast path ran). ``keep``: the caller
+    wants the attention weights (a trace), so a short input runs dense, uniform heads too."""
     why: list[str] = []
-    out = _attend_fast(head, x, q, k, v, scale, why)
+    out = _attend_fast(head, x, q, k, v, scale, why, keep)
     head.last_reason = "; ".join(why) if out is None else ""
     return out
 
@@ -312,10 +321,11 @@ def _attend_fast(
     v: torch.Tensor,
     scale: float,
     why: list[str],
+    keep: bool = False,
 ) -> tuple[torch.Tensor, Path] | None:
     mode = _MODE.get()
     n = x.shape[1]
-    if mode == "off" or (mode == "auto" and n < AUTO_MIN_N):
+    if mode == "off" or (mode == "auto" and keep and n < AUTO_MIN_N):
         why.append("the dense reference was asked for" if mode == "off" else "short input")
         return None
     if torch.is_grad_enabled() and any(t.requires_grad for t in (x, q, k, v)):
@@ -323,8 +333,11 @@ def _attend_fast(
         return None
     weighting, mask = head.spec.weighting, head.spec.mask
     plan = _plan(head)
-    if plan.uniform:
+    if plan.uniform:  # at every n: its sums of integer values are exact (float limits)
         return uniform_attention(v, weighting, mask), Path.UNIFORM
+    if mode == "auto" and n < AUTO_MIN_N:
+        why.append("short input")
+        return None
     if torch.equal(q, q[:, :1].expand_as(q)):
         s = pair_scores(q[:, :1], k, weighting)[:, 0] * scale
         return scan_attention(s, v, weighting, mask), Path.SCAN

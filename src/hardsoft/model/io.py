@@ -4,9 +4,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import re
+import socket
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,17 +41,66 @@ def _umask() -> int:
     return mask
 
 
+_HOST = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:6]
+_TEMP = re.compile(r"^\..+\.hardsoft-([0-9a-f]{6})-([0-9]+)-[^/]*\.tmp$")
+STALE_ELSEWHERE_S = 86_400
+"""A temporary file of a process on another machine (a shared folder) is stale after a day."""
+
+
+def temp_prefix(path: Path) -> str:
+    """The name every temporary file of ``path`` starts with: hidden, and naming this machine
+    and process, so that one left by a killed process is known as such
+    (:func:`clean_stale_temps`)."""
+    return f".{path.name}.hardsoft-{_HOST}-{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def clean_stale_temps(folder: Path) -> None:
+    """Remove the temporary files that killed hardsoft processes left in ``folder`` (SIGKILL
+    mid-write once left one of 96 MB): those of a process of this machine that is gone, and
+    those of another machine older than :data:`STALE_ELSEWHERE_S`. Only names of the form
+    :func:`temp_prefix` writes are touched."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        found = _TEMP.match(entry.name)
+        if found is None or not entry.is_file(follow_symlinks=False):
+            continue
+        host, pid = found.group(1), int(found.group(2))
+        with contextlib.suppress(OSError):
+            if host == _HOST:
+                stale = pid != os.getpid() and not _alive(pid)
+            else:
+                stale = time.time() - entry.stat().st_mtime > STALE_ELSEWHERE_S
+            if stale:
+                os.unlink(entry.path)
+
+
 def atomic_write(path: Path, write: Callable[[str], object], name: str = "output") -> None:
     """Call ``write(tmp_path)`` then rename the temporary file onto ``path``.
 
-    ``path`` is validated first (not empty, not a folder, in a writable folder: see
-    :func:`hardsoft.validate.output_file`); the file gets the usual permissions of a new file
-    (0666 minus the umask), not mkstemp's private 0600; on any failure the temporary file is
-    removed and what was at ``path`` before is untouched. OS errors become one-line errors."""
+    ``path`` is validated first (not empty, not a folder, in a writable folder, not an input
+    of the running command: see :func:`hardsoft.validate.output_file`); the file gets the usual
+    permissions of a new file (0666 minus the umask), not mkstemp's private 0600; on any
+    failure the temporary file is removed and what was at ``path`` before is untouched. OS
+    errors become one-line errors. Stale temporary files of killed runs in the folder are
+    removed first (:func:`clean_stale_temps`)."""
     path = validate.output_file(path, name)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        clean_stale_temps(path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise HardsoftError(f"cannot write {str(path)!r}: {exc.strerror}") from None
     os.close(fd)

@@ -195,7 +195,7 @@ class Head(nn.Module):
             chunk = None if keep else auto_chunk(self.spec.weighting, n)
         else:
             chunk = None if isinstance(chunk_size, str) else chunk_size
-        fast = fastpath.attend_fast(self, x, q, k, v, scale)
+        fast = fastpath.attend_fast(self, x, q, k, v, scale, keep)
         weights = None
         if fast is not None:
             mixed, self.last_path = fast

@@ -1,6 +1,7 @@
 """One call from a program name to a finished model: compile to the AHAT, check that it is
-uniform–tieless (exhaustively for small n, by sampling for larger n), and for the
-``soft-temperature`` target convert it with the certified τ(n) and attach the certificate."""
+uniform–tieless (exhaustively for small n, by sampling for larger n), for the
+``soft-temperature`` target convert it with the certified τ(n), and attach the certificate
+(for both targets: ``float_limits``, the largest n proven exact in each float format)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hardsoft.errors import HardsoftError
 from hardsoft.model.transformer import Transformer
 from hardsoft.programs.compile import Compiled, compile_program
 from hardsoft.programs.library import get_program
+from hardsoft.programs.rounding import float_limits, head_models
 from hardsoft.programs.soften import DEFAULT_EPS, certificate, soften
 from hardsoft.programs.tieless import TielessReport, check_tieless, sample_words
 
@@ -21,7 +23,7 @@ class Built:
     compiled: Compiled
     report: TielessReport
     model: Transformer  # the requested target
-    certificate: dict | None
+    certificate: dict  # float_limits for both targets; Theorem 26's bound for softmax
 
 
 def check_compiled(
@@ -73,11 +75,13 @@ def build(
         raise HardsoftError(f"declared gap violated: {bad[0]}")
     hard = compiled.model
     hard.meta["tieless_check"] = report.to_dict()
-    cert = None
+    cert: dict = {"target": "average-hard"}
     model = hard
     if target == "soft-temperature":
         cert = certificate(hard, compiled.program.gap, eps)
         cert["gamma_measured"] = report.to_dict()["gamma_measured"]
         model = soften(hard, cert["tau"])
-        model.meta["certificate"] = cert
+    half = [lambda n: 0.5] * len(compiled.program.outputs)  # bits and integers, rounded
+    cert["float_limits"] = float_limits(compiled.program, head_models(compiled, model), half)
+    model.meta["certificate"] = cert
     return Built(compiled, report, model, cert)

@@ -10,6 +10,7 @@ bound (``meta["program"]["max_len"]``) is only checked up to it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -17,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from hardsoft.errors import HardsoftError
+from hardsoft.languages.hard_words import hard_words
+from hardsoft.model.precision import length_bound
 from hardsoft.model.transformer import Transformer
-from hardsoft.programs.readout import agrees, decode_one, expected, program_outputs
+from hardsoft.programs.readout import UNITS, agrees, decode_one, expected, program_outputs
 from hardsoft.programs.source import SourceProgram
 
 EXHAUSTIVE_LIMIT = 20000
@@ -55,7 +58,8 @@ def _raw_error(entry: dict[str, Any], v: float, value: Any, i: int, n: int) -> f
         return abs(v - float(expected(entry, value)))
     if value is None or not isinstance(value, (int, float)):
         return 0.0
-    scale = {"count/n": n, "count/i": i}.get(entry.get("unit") or "", 1)
+    unit = entry.get("unit")
+    scale = UNITS[unit](i, n) if unit in UNITS else 1
     return abs(v * scale - float(value))
 
 
@@ -68,12 +72,17 @@ def check_program(
     samples: int = 8,
     seed: int = 0,
     words: Sequence[str] = (),
+    hard_n: Sequence[int] = (),
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Compare every output at every position with ``program.run``; the report has the same
     keys as ``check_formula``'s, plus ``undefined_strings`` and ``skipped_lengths``. ``words``
-    adds given words (those longer than a bounded model's bound are skipped)."""
+    adds given words, ``hard_n`` the hard words of those lengths
+    (:func:`hardsoft.languages.hard_words.hard_words`); words longer than a bounded model's
+    bound are skipped."""
     entries = program_outputs(model.meta)
+    if (model.meta.get("program") or {}).get("causal") and hasattr(program, "causal"):
+        program = dataclasses.replace(program, causal=True)  # type: ignore[type-var]
     missing = [e["statement"] for e in entries if e["statement"] not in program.statements]
     if missing:
         raise HardsoftError(
@@ -85,11 +94,13 @@ def check_program(
             f"the model's alphabet {''.join(model.spec.alphabet)!r} is not the program's "
             f"{''.join(program.alphabet)!r} (give the same --vocab)"
         )
-    max_len = (model.meta.get("program") or {}).get("max_len")
+    max_len = length_bound(model.meta)
     skipped = sorted(n for n in random_n if max_len is not None and n > max_len)
     lengths = [n for n in random_n if n not in skipped]
     top = exhaustive_max_n if max_len is None else min(exhaustive_max_n, max_len)
     generated, sampled = _words(program.alphabet, top, lengths, samples, seed)
+    hard = [n for n in sorted(set(hard_n)) if max_len is None or n <= max_len]
+    generated += [w for n in hard for w in hard_words(program.alphabet, n, seed=seed)]
     words = generated + [w for w in words if max_len is None or len(w) <= max_len]
     report: dict[str, Any] = {
         "checked_strings": 0,
@@ -100,6 +111,7 @@ def check_program(
         "max_n": 0,
         "first_mismatch": None,
         "sampled_lengths": sampled,
+        "hard_lengths": hard,
         "skipped_lengths": skipped,
         "max_len": max_len,
         "first_undefined": None,

@@ -6,10 +6,12 @@ input embedding is stage 0. An ``Attend`` runs at the first attention stage afte
 reads, a ``PWL`` at the first feed-forward stage after its inputs.
 
 Every head is an *average*-hardmax head. Tie rules become scores: ``rightmost`` adds
-``(unit/2)·j/n`` to the score and ``leftmost`` subtracts it (Yang, Strobl, Chiang & Angluin
-(arXiv:2412.09925v1) Lemma 8), so the maximum is unique with gap ≥ unit/(2n) whenever distinct raw
-scores differ by ≥ unit. Heads without a score are uniform (W_Q = W_K = 0). Constants use the
-position feature ``1``."""
+``(3·unit/4)·j/n`` to the score and ``leftmost`` subtracts it (Yang, Strobl, Chiang & Angluin
+(arXiv:2412.09925v1) Lemma 8: a position term scaled below the gap), so the maximum is
+unique with gap ≥ 3·unit/(4n) whenever distinct raw scores differ by ≥ unit. The head declares
+the gap unit/(2n): the construction exceeds its declaration by half, so that float rounding of
+large scores (2kj − k² at n = 400 is 160,000) never takes the measured gap below it. Heads
+without a score are uniform (W_Q = W_K = 0). Constants use the position feature ``1``."""
 
 from __future__ import annotations
 
@@ -32,6 +34,9 @@ from hardsoft.programs.dsl import PWL, Attend, AttnOut, Linear, Position, Progra
 
 ONE = "pos:1"
 TIEBREAK_FEATURE = "i/n"
+TIEBREAK = 0.75
+"""The tie-break term's weight, in score units: below 1 (it never overrides a difference of
+raw scores), above the declared 1/2 (headroom against rounding: see the module docstring)."""
 
 
 @dataclass
@@ -58,6 +63,8 @@ class Compiled:
     program: Program
     heads: list[HeadInfo] = field(default_factory=list)
     stages: dict[int, int] = field(default_factory=dict)
+    head_of: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """Where each ``Attend`` (by uid) is: (layer, head)."""
 
     @property
     def n_layers(self) -> int:
@@ -148,6 +155,7 @@ def compile_program(program: Program, *, name: str | None = None) -> Compiled:
     n_layers = (max_stage + 1) // 2
     layers = [CraftLayer() for _ in range(n_layers)]
     infos: list[HeadInfo] = []
+    head_of: dict[int, tuple[int, int]] = {}
     for x in [*nodes, *out_pwls]:
         s = stages[x.uid]
         if isinstance(x, PWL):
@@ -163,14 +171,14 @@ def compile_program(program: Program, *, name: str | None = None) -> Compiled:
             gap = x.gap
             kind = "uniform" if x.uniform else "tieless"
             if x.tie in ("leftmost", "rightmost"):
-                delta = x.score_unit / 2.0
                 sign = 1.0 if x.tie == "rightmost" else -1.0
-                query.append({ONE: delta})
+                query.append({ONE: TIEBREAK * x.score_unit})
                 key.append({_pos_name(TIEBREAK_FEATURE): sign})
-                gap = f"{delta!r}/n"
+                gap = f"{x.score_unit / 2.0!r}/n"
             output = {coord[o.uid]: form(v) for o, v in zip(x.outs, x.values)}
             output[coord[x.found.uid]] = {ONE: 1.0}
             layers[ell].heads.append(AttentionHead("average", x.mask, query, key, output))
+            head_of[x.uid] = (ell, len(layers[ell].heads) - 1)
             infos.append(
                 HeadInfo(ell, len(layers[ell].heads) - 1, x.label, kind, gap, x.tie, x.mask)
             )
@@ -190,7 +198,7 @@ def compile_program(program: Program, *, name: str | None = None) -> Compiled:
             "program_gap": program.gap,
         },
     )
-    return Compiled(model=model, program=program, heads=infos, stages=stages)
+    return Compiled(model=model, program=program, heads=infos, stages=stages, head_of=head_of)
 
 
 def _check_gap_declarations(program: Program, infos: list[HeadInfo]) -> None:

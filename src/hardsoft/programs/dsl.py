@@ -138,9 +138,10 @@ class Attend(SOp):
     """One attention head (see the module docstring).
 
     ``score_unit``: for leftmost/rightmost, distinct score values differ by at least this much
-    (1 for integer scores); the compiler adds the tie-breaking term ``± (unit/2)·j/n``, which
-    makes the head tieless with gap ``unit/(2n)``. ``gap``: for ``tie="average"`` heads with a
-    score, the author's declared gap γ(n) as an expression in n (checked, never trusted blindly).
+    (1 for integer scores); the compiler adds the tie-breaking term ``± (3·unit/4)·j/n``,
+    which makes the head tieless with gap ``3·unit/(4n)``, declared as ``unit/(2n)``.
+    ``gap``: for ``tie="average"`` heads with a score, the author's declared gap γ(n) as an
+    expression in n (checked, never trusted blindly).
     """
 
     query: list[Linear]
@@ -370,14 +371,16 @@ def lookup_index(
     )
 
 
-def lookup_int(target: SOpLike, values: Sequence[SOpLike], label: str = "at") -> Attend:
+def lookup_int(
+    target: SOpLike, values: Sequence[SOpLike], label: str = "at", mask: str = "none"
+) -> Attend:
     """Attend to the position j = t for an integer t in [1, n]: score 2tj − j², gap ≥ 1.
-    (For t <= 0 it lands on j = 1.)"""
+    (For t <= 0 it lands on j = 1; with mask ``future``, t must be at most i.)"""
     return attend(
         [target, 1.0],
         [2.0 * Position("i"), -1.0 * Position("i^2")],
         values,
-        mask="none",
+        mask=mask,
         tie="average",
         gap="1",
         label=label,

@@ -22,8 +22,74 @@ from hardsoft.errors import HardsoftError
 TOLERANCE = 1e-9
 """Relative tolerance for outputs read ``exact`` (means: float64 rounding of sums of n terms)."""
 
-UNITS = {"count/n": lambda i, n: n, "count/i": lambda i, n: i}
-"""How a count is carried: the divisor at 1-based position i of a length-n input."""
+UNITS = {
+    "count/n": lambda i, n: n,
+    "count/i": lambda i, n: i,
+    "mean*(n-1)/n": lambda i, n: n / (n - 1) if n > 1 else 1,
+}
+"""How a value is carried: the factor that decodes it at 1-based position i of a length-n
+input (a count carried as count/n or count/i; a mean over j != i as its sum over j != i
+divided by n)."""
+
+
+ENCODINGS = ("bool", "onehot", "number")
+READS = ("threshold", "round", "nearest", "exact")
+
+
+def check_program_meta(meta: dict[str, Any], d_out: int) -> None:
+    """``meta["program"]`` of a model file, checked once when the file is read: an object
+    whose ``outputs`` has one entry per output coordinate, each with a ``name`` and a
+    ``statement`` (strings), a known ``encoding``, ``unit`` and ``read``, and non-empty
+    numeric ``values`` where it is read as the nearest of them; ``max_len`` an integer >= 0
+    or null; ``vocab`` an object. A malformed one is a one-line error (a file edited
+    by hand, or not written by hardsoft), not a crash where it is first used. A string is the
+    name of a built-in task (``hardsoft program NAME``), which has no outputs to check."""
+    prog = meta.get("program")
+    if prog is None or isinstance(prog, str):
+        return
+    if not isinstance(prog, dict):
+        raise HardsoftError(f"meta['program'] is {type(prog).__name__}, not an object")
+    outputs = prog.get("outputs")
+    if not isinstance(outputs, list):
+        raise HardsoftError("meta['program'] has no list 'outputs'")
+    if len(outputs) != d_out:
+        raise HardsoftError(
+            f"meta['program'] lists {len(outputs)} outputs for the model's {d_out} output "
+            "coordinates"
+        )
+    for k, entry in enumerate(outputs, 1):
+        _check_output_entry(entry, f"meta['program'] output {k}")
+    bound = prog.get("max_len")  # 0, a bound nothing meets, is for check to report
+    if bound is not None and (not isinstance(bound, int) or isinstance(bound, bool) or bound < 0):
+        raise HardsoftError(f"meta['program'] max_len must be an integer >= 0, got {bound!r}")
+    for key in ("vocab",):
+        if prog.get(key) is not None and not isinstance(prog[key], dict):
+            raise HardsoftError(f"meta['program'] {key} must be an object, got {prog[key]!r}")
+    for key in ("name", "notation", "source"):
+        if prog.get(key) is not None and not isinstance(prog[key], str):
+            raise HardsoftError(f"meta['program'] {key} must be a string, got {prog[key]!r}")
+
+
+def _check_output_entry(entry: Any, where: str) -> None:
+    if not isinstance(entry, dict):
+        raise HardsoftError(f"{where} is {type(entry).__name__}, not an object")
+    for key in ("name", "statement"):
+        if not isinstance(entry.get(key), str) or not entry[key]:
+            raise HardsoftError(f"{where} has no {key} (a non-empty string)")
+    choices = {"encoding": ENCODINGS, "unit": (None, *UNITS), "read": READS}
+    defaults = {"encoding": "bool", "unit": None, "read": "exact"}
+    for key, allowed in choices.items():
+        if entry.get(key, defaults[key]) not in allowed:
+            raise HardsoftError(f"{where}: unknown {key} {entry[key]!r}")
+    if entry.get("read") == "nearest":
+        values = entry.get("values")
+        numbers = isinstance(values, list) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in values
+        )
+        if not values or not numbers:
+            raise HardsoftError(f"{where} is read as the nearest of its values, which must be "
+                                f"a non-empty list of numbers, got {values!r}")  # fmt: skip
 
 
 def program_outputs(meta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -43,7 +109,8 @@ def decode_one(entry: dict[str, Any], v: float, i: int, n: int) -> Any:
     if unit is not None:
         if unit not in UNITS:
             raise HardsoftError(f"output {entry.get('name')!r}: unknown unit {unit!r}")
-        return int(round(v * UNITS[unit](i, n)))
+        scaled = v * UNITS[unit](i, n)
+        return int(round(scaled)) if entry.get("read") == "round" else float(scaled)
     read = entry.get("read", "exact")
     if read == "round":
         return int(round(v))

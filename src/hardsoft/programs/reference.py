@@ -16,11 +16,10 @@ import numpy as np
 
 from hardsoft.errors import HardsoftError
 from hardsoft.model.transformer import Transformer
+from hardsoft.programs.readout import ENCODINGS
 from hardsoft.programs.source import SourceProgram
 
 __all__ = ["BatchProgram", "OutputSpec", "output_specs", "program_reference"]
-
-ENCODINGS = ("bool", "onehot", "number")
 
 
 @runtime_checkable
@@ -52,7 +51,7 @@ def output_specs(model: Transformer, program: SourceProgram) -> list[OutputSpec]
     unnamed one-output model is the last statement), read as a bit."""
     names = tuple(model.spec.output_names)
     meta = (getattr(model, "meta", None) or {}).get("program")
-    if meta is not None:
+    if isinstance(meta, dict):  # compiled from a program file (a string names a built-in task)
         specs = [
             OutputSpec(o["name"], o["statement"], o.get("encoding", "bool"), o.get("value"),
                        o.get("unit"))

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from hardsoft import validate
 from hardsoft.errors import HardsoftError
 from hardsoft.model.transformer import Transformer
 
@@ -40,8 +42,10 @@ __all__ = [
     "example_programs",
     "load_program",
     "notation_of",
+    "program_file",
     "read_source",
     "resolve_program",
+    "source_file",
 ]
 
 
@@ -93,8 +97,21 @@ class ProgramRun:
     accept: bool
 
     def to_dict(self) -> dict:
-        """What ``program run --json`` prints per input."""
-        return {"input": self.input, "accept": self.accept, "values": self.values}
+        """What ``program run --json`` prints per input. JSON has no infinity or NaN: a
+        non-finite float value is written as the string ``"inf"``, ``"-inf"`` or ``"nan"``
+        (it was written as 1e308, another number; a numerical statement never holds a string,
+        so the two cannot be confused)."""
+        values = {name: [_finite_or_text(v) for v in vals] for name, vals in self.values.items()}
+        return {"input": self.input, "accept": self.accept, "values": values}
+
+
+def _finite_or_text(v: Any) -> Any:
+    """A statement's value for JSON: non-finite floats as text, lists element by element."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(v, (list, tuple)):
+        return [_finite_or_text(x) for x in v]
+    return v
 
 
 @runtime_checkable
@@ -179,24 +196,41 @@ def notation_of(path: Path | str) -> Notation:
     return SUFFIX_NOTATION[suffix]
 
 
-def read_source(path: Path) -> str:
-    """A program file's text (UTF-8), with one-line errors for a missing, unreadable, binary
-    or oversized file."""
+def source_file(path: Path) -> Path:
+    """``path``, checked to be a program file before anything reads or runs it: it exists,
+    is a regular file (a folder, a pipe or a symlink to ``/dev/urandom`` is not, and would
+    never end), and has at most :data:`MAX_SOURCE_BYTES` bytes."""
+    path = Path(path)
     if not path.exists():
         raise HardsoftError(f"no such program file: {str(path)!r}")
+    if path.is_dir():
+        raise HardsoftError(f"{str(path)!r} is a folder, not a program file")
     if not path.is_file():
-        raise HardsoftError(f"{str(path)!r} is not a file")
+        raise HardsoftError(
+            f"{str(path)!r} is not a regular file (a device, a pipe or a socket); a program "
+            "file must be one"
+        )
     try:
         size = path.stat().st_size
-        if size > MAX_SOURCE_BYTES:
-            raise HardsoftError(
-                f"{str(path)!r} has {size} bytes; a program file has at most {MAX_SOURCE_BYTES}"
-            )
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise HardsoftError(f"{str(path)!r} is not UTF-8 text") from None
     except OSError as exc:
         raise HardsoftError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    if size > MAX_SOURCE_BYTES:
+        raise HardsoftError(
+            f"{str(path)!r} has {size} bytes; a program file has at most {MAX_SOURCE_BYTES}"
+        )
+    return path
+
+
+def read_source(path: Path) -> str:
+    """A program file's text (UTF-8), with one-line errors for a missing, unreadable, binary
+    or oversized file (:func:`source_file`; every notation reads its files here)."""
+    path = source_file(path)
+    data = validate.read_bytes(path, "program file", limit=MAX_SOURCE_BYTES)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise HardsoftError(f"{str(path)!r} is not UTF-8 text (line {line})") from None
 
 
 @dataclass(frozen=True)
@@ -287,10 +321,22 @@ def resolve_program(text: str | Path) -> Path:
     if len(hits) > 1:
         which = " or ".join(f"@{e.name}" for e in hits)
         raise HardsoftError(f"{text!r} names {len(hits)} shipped examples: say {which}")
+    local = _split_py(Path(text))[0]
+    if hits and local.exists():  # a file of the user's called @NAME: never shadow it silently
+        raise HardsoftError(
+            f"{text!r} names both the shipped example @{hits[0].name} and the file "
+            f"{str(local)!r} here: say ./{text} for the file, or rename it"
+        )
     if hits:
         return Path(f"{hits[0].path}:{prog}") if sep else hits[0].path
     known = ", ".join(f"@{e.name}" for e in example_files()) or "none"
     raise HardsoftError(f"no shipped example program {text!r} (known: {known})")
+
+
+def program_file(text: str | Path) -> Path:
+    """The file a program argument reads: ``@NAME`` resolved, the ``:NAME`` of ``FILE.py:NAME``
+    dropped (what the command must not overwrite)."""
+    return _split_py(resolve_program(text))[0]
 
 
 def load_program(

@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hardsoft import validate
-from hardsoft.errors import HardsoftError
 from hardsoft.model.transformer import Transformer
 from hardsoft.programs.brasp.compile import compile_program
 from hardsoft.programs.brasp.interpret import run_vectors
 from hardsoft.programs.brasp.parser import parse_program
 from hardsoft.programs.brasp.syntax import Declare, Program, statement_text
-from hardsoft.programs.source import Notation, ProgramRun
+from hardsoft.programs.source import Notation, ProgramRun, read_source
 
 __all__ = ["BraspProgram", "compile_program", "load", "parse_program", "read_program"]
 
@@ -100,14 +99,5 @@ def load(path: Path, *, alphabet: str | None = None, name: str | None = None) ->
     dispatches to)."""
     path = Path(path)
     where = f"{str(path)!r}: "
-    if path.is_dir():
-        raise HardsoftError(f"{str(path)!r} is a folder, not a program file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise HardsoftError(f"no such program file: {str(path)!r}") from None
-    except UnicodeDecodeError as exc:
-        raise HardsoftError(f"{where}not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise HardsoftError(f"{where}cannot be read: {exc.strerror}") from None
+    text = read_source(path)  # a file, at most 1 MiB, UTF-8: as every notation
     return read_program(text, alphabet=alphabet, name=name or path.stem, where=where)

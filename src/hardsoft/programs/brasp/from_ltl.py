@@ -45,6 +45,7 @@ from hardsoft.programs.brasp.syntax import (
     Statement,
     Tie,
     Var,
+    declaration_name,
     statement_text,
 )
 
@@ -75,8 +76,8 @@ class _Writer:
     def __init__(self, alphabet: Sequence[str]) -> None:
         self.alphabet = list(alphabet)
         self.names: dict[L.Formula, str] = {}
-        self.used = {f"Q_{a}" for a in alphabet}
-        self.statements: list[Statement] = [Declare(f"Q_{a}", 0, a) for a in alphabet]
+        self.used = {declaration_name(a) for a in alphabet}
+        self.statements: list[Statement] = [Declare(declaration_name(a), 0, a) for a in alphabet]
 
     def fresh(self, base: str) -> str:
         k = 1
@@ -90,7 +91,7 @@ class _Writer:
         if f in self.names:
             return Atom(self.names[f], var)
         if isinstance(f, L.Sym):
-            return Atom(f"Q_{f.symbol}", var)
+            return Atom(declaration_name(f.symbol), var)
         if isinstance(f, L.Const):
             return Const(f.value)
         if isinstance(f, L.Not):

@@ -3,7 +3,9 @@ and the checks that make a list of statements a program.
 
 One statement per line; blank lines and ``#`` comments (a hardsoft extension: the simulator
 reads neither) are skipped. Names are letters, digits, ``_`` and ``?`` (as in the
-simulator's ``Y_?``), starting with a letter or ``_``. ``not`` is read as ``!``. Every
+simulator's ``Y_?``), starting with a letter or ``_``; a symbol that is none of these is
+declared quoted, ``Q_"("`` (escaped as :mod:`hardsoft.programs.quoting` says; a hardsoft
+extension). ``not`` is read as ``!``. Every
 problem is one :class:`~hardsoft.errors.HardsoftError`: syntax errors give the line, column
 and a caret under the offending character; the other checks name the statement and its line.
 """
@@ -13,8 +15,9 @@ from __future__ import annotations
 from functools import cache
 
 from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
+from hardsoft import validate
 from hardsoft.errors import HardsoftError, syntax_error
 from hardsoft.programs.brasp.syntax import (
     And,
@@ -34,6 +37,7 @@ from hardsoft.programs.brasp.syntax import (
     atoms,
     uses,
 )
+from hardsoft.programs.quoting import unescape
 
 GRAMMAR = r"""
 start: _NL? (stmt (_NL stmt)* _NL?)?
@@ -42,9 +46,9 @@ stmt: NAME _LPAR VAR _RPAR                                                   -> 
     | NAME _LPAR VAR _RPAR _DEF expr                                         -> define
     | NAME _LPAR VAR _RPAR _DEF TIE _LBRACK MASK _COMMA expr _RBRACK expr _COLON expr -> attend
 
-?expr: expr _OR conj                    -> or_
+?expr: conj (_OR conj)+                 -> or_
      | conj
-?conj: conj _AND unary                  -> and_
+?conj: unary (_AND unary)+              -> and_
      | unary
 ?unary: NOT unary                       -> not_
       | atom
@@ -55,7 +59,7 @@ stmt: NAME _LPAR VAR _RPAR                                                   -> 
 
 TIE.2: /(leftmost|rightmost)(?![A-Za-z0-9_?])/
 NOT.2: /!|not(?![A-Za-z0-9_?])/
-NAME: /[A-Za-z_][A-Za-z0-9_?]*/
+NAME: /Q_"(\\.|[^"\n])*"|[A-Za-z_][A-Za-z0-9_?]*/
 VAR: /[ij]/
 MASK: /j[ \t]*<=[ \t]*i|i[ \t]*<=[ \t]*j|j[ \t]*<[ \t]*i|i[ \t]*<[ \t]*j|1/
 ZERO: "0"
@@ -107,6 +111,9 @@ class _Raw:
 
 
 class _Build(Transformer):
+    """Parse tree → statements, built by the LALR parser as it reduces (no recursive walk of
+    a tree: a deeply nested expression cannot overflow Python's stack here)."""
+
     def start(self, c: list) -> list:
         return [x for x in c if isinstance(x, _Raw)]
 
@@ -120,10 +127,10 @@ class _Build(Transformer):
         return _Raw("attend", c[0], c[1], c[2:])
 
     def or_(self, c: list) -> Expr:
-        return Or(c[0], c[1])
+        return _chain(Or, c)
 
     def and_(self, c: list) -> Expr:
-        return And(c[0], c[1])
+        return _chain(And, c)
 
     def not_(self, c: list) -> Expr:
         return Not(c[1])
@@ -138,9 +145,38 @@ class _Build(Transformer):
         return Const(True)
 
 
+RESERVED = frozenset({"not", "leftmost", "rightmost"})
+"""Names the grammar reads as keywords wherever a statement is used."""
+
+LEFT_NESTED = 16
+"""Chains of ``&`` (or ``|``) up to this many operands nest to the left as written."""
+
+
+def _chain(op: type[And] | type[Or], operands: list[Expr]) -> Expr:
+    """``a & b & ...`` (or ``|``): left-nested as written up to :data:`LEFT_NESTED` operands,
+    balanced beyond (the same value), so that a long chain is not deep nesting."""
+    if len(operands) <= LEFT_NESTED:
+        out = operands[0]
+        for e in operands[1:]:
+            out = op(out, e)
+        return out
+    half = (len(operands) + 1) // 2
+    return op(_chain(op, operands[:half]), _chain(op, operands[half:]))
+
+
+def _children(e: Expr) -> tuple[Expr, ...]:
+    if isinstance(e, Not):
+        return (e.arg,)
+    if isinstance(e, (And, Or)):
+        return (e.left, e.right)
+    return ()
+
+
 @cache
 def _parser() -> Lark:
-    return Lark(GRAMMAR, parser="lalr", lexer="contextual", maybe_placeholders=False)
+    return Lark(
+        GRAMMAR, parser="lalr", lexer="contextual", maybe_placeholders=False, transformer=_Build()
+    )
 
 
 def _expected(exc: UnexpectedInput) -> str:
@@ -185,12 +221,14 @@ def _statement(raw: _Raw, where: str) -> Statement:
             f"{raw.name}(i)"
         )
     if raw.kind == "declare":
-        if not (raw.name.startswith("Q_") and len(raw.name) == 3):
+        symbol = declared_symbol(raw.name)
+        if symbol is None:
             raise HardsoftError(
                 f"{head}{raw.name}(i) alone is a declaration, which must be Q_<symbol>(i) with "
-                f"one symbol (define a statement with {raw.name}(i) := ...)"
+                f'one symbol, or Q_"<symbol>"(i) quoted (define a statement with '
+                f"{raw.name}(i) := ...)"
             )
-        return Declare(raw.name, raw.line, raw.name[2])
+        return Declare(raw.name, raw.line, symbol)
     if raw.kind == "define":
         return Define(raw.name, raw.line, raw.parts[0])
     tie, mask, score, value, default = raw.parts
@@ -198,16 +236,29 @@ def _statement(raw: _Raw, where: str) -> Statement:
     return Attend(raw.name, raw.line, Tie(str(tie)), BMask(compact), score, value, default)
 
 
+def declared_symbol(name: str) -> str | None:
+    """The symbol a declaration ``Q_a`` or ``Q_"a"`` (quoted, escaped) tests; None if the name
+    declares no single symbol."""
+    if name.startswith('Q_"') and name.endswith('"') and len(name) >= 4:
+        symbol = unescape(name[3:-1])
+        return symbol if len(symbol) == 1 else None
+    return name[2] if name.startswith("Q_") and len(name) == 3 else None
+
+
 def parse_statements(text: str, where: str = "") -> list[Statement]:
     """The statements of ``text`` in order (syntax only; :func:`check` does the rest).
     ``where`` prefixes every message (e.g. the file name and ``: ``)."""
     try:
-        tree = _parser().parse(text + ("" if text.endswith("\n") else "\n"))
-        raws = _Build().transform(tree)
+        raws: list[_Raw] = _parser().parse(  # type: ignore[assignment]
+            text + ("" if text.endswith("\n") else "\n")
+        )
     except UnexpectedInput as exc:
         raise _syntax_error(text, exc, where) from None
-    except VisitError as exc:  # pragma: no cover - the callbacks raise nothing
-        raise HardsoftError(f"{where}{exc.orig_exc}") from None
+    for raw in raws:
+        for part in raw.parts:
+            if isinstance(part, Expr):
+                head = f"{where}line {raw.line}: statement {raw.name!r}"
+                validate.nesting(part, _children, head)
     return [_statement(r, where) for r in raws]
 
 
@@ -221,6 +272,11 @@ def check(
         raise HardsoftError(f"{where}the program has no statements")
     first: dict[str, Statement] = {}
     for s in statements:
+        if s.name in RESERVED:
+            raise HardsoftError(
+                f"{where}line {s.line}: {s.name!r} is a keyword of B-RASP, not a statement name "
+                "(a use of it would never read the statement); rename it"
+            )
         if s.name in first:
             raise HardsoftError(
                 f"{where}line {s.line}: statement {s.name!r} is defined twice (first on line "

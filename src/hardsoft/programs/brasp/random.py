@@ -26,6 +26,7 @@ from hardsoft.programs.brasp.syntax import (
     Statement,
     Tie,
     Var,
+    declaration_name,
 )
 
 
@@ -47,7 +48,7 @@ def random_program(
     """A random checked program: the declarations of ``alphabet``, then ``statements``
     definitions (a fraction ``p_attend`` of them attention statements) of depth ``depth``."""
     rng = np.random.default_rng(seed)
-    out: list[Statement] = [Declare(f"Q_{a}", k + 1, a) for k, a in enumerate(alphabet)]
+    out: list[Statement] = [Declare(declaration_name(a), k + 1, a) for k, a in enumerate(alphabet)]
     names = [s.name for s in out]
     for k in range(statements):
         name = f"s{k}"

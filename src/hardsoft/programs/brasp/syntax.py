@@ -19,10 +19,12 @@ negation, ``&``, ``|``, ``0``, ``1``, parentheses, atoms ``X(i)`` and ``X(j)``. 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 
 from hardsoft.model.spec import Mask, Weighting
+from hardsoft.programs.quoting import quoted
 
 
 class Var(str, Enum):
@@ -153,6 +155,15 @@ class Declare(Statement):
     """``Q_a(i)``: true where the input symbol is ``symbol``."""
 
     symbol: str
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_?]")
+
+
+def declaration_name(symbol: str) -> str:
+    """The name that declares ``symbol``: ``Q_a``, or ``Q_"("`` where the symbol cannot be
+    part of a name (quoted and escaped, :mod:`hardsoft.programs.quoting`)."""
+    return f"Q_{symbol}" if _PLAIN.fullmatch(symbol) else f"Q_{quoted(symbol)}"
 
 
 @dataclass(frozen=True)

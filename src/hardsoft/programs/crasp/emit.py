@@ -34,6 +34,7 @@ from hardsoft.programs.crasp.syntax import (
     Scale,
     Sym,
     Var,
+    alphabet_comment,
     to_text,
 )
 
@@ -211,7 +212,7 @@ def to_crasp(
         em.names.add(name)
         em.lines.append((name, expr))
     out = [f"// {line}" for line in header.splitlines()]
-    out.append(f"// alphabet: {''.join(alphabet)}")
+    out.append(alphabet_comment(alphabet))
     out += [f"#import {p}" for p in em.imports]
     out += [f"{name} = {to_text(expr)}" for name, expr in em.lines]
     return "\n".join(out) + "\n"

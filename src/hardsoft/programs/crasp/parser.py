@@ -9,12 +9,14 @@ the line and column and draw a caret under the offending character.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
+from hardsoft import validate
 from hardsoft.errors import HardsoftError, syntax_error
 from hardsoft.programs.crasp.syntax import (
     Arith,
@@ -32,7 +34,9 @@ from hardsoft.programs.crasp.syntax import (
     Statement,
     Sym,
     Var,
+    children,
 )
+from hardsoft.programs.quoting import unescape
 
 __all__ = ["GRAMMAR", "parse_expr", "parse_program"]
 
@@ -43,9 +47,9 @@ line: NAME _ASSIGN expr                -> assign
 
 ?expr: or_expr
      | or_expr _IF or_expr _ELSE expr  -> ifelse
-?or_expr: or_expr _OR and_expr         -> or_
+?or_expr: and_expr (_OR and_expr)+     -> or_
         | and_expr
-?and_expr: and_expr _AND cmp_expr      -> and_
+?and_expr: cmp_expr (_AND cmp_expr)+   -> and_
          | cmp_expr
 ?cmp_expr: sum CMP sum                 -> compare
          | sum
@@ -76,7 +80,7 @@ _ELSE: "else"
 _MIN: "min"
 _MAX: "max"
 NAME: /[A-Za-z_][A-Za-z_0-9]*/
-STRING: /"[^"\n]*"/
+STRING: /"(\\.|[^"\n])*"/
 INT: /[0-9]+/
 CMP: "==" | "!=" | "<=" | ">=" | "<" | ">"
 _ASSIGN: "="
@@ -96,6 +100,9 @@ COMMENT: /\/\/[^\n]*/
 %ignore COMMENT
 %ignore /[ \t\f\r]+/
 """
+
+LEFT_NESTED = 16
+"""Chains of ``&&`` (or ``||``) up to this many operands nest to the left as written."""
 
 MAX_DIGITS = 18
 """Longest integer literal (18 digits stay below 2^63; hardsoft's counts are int64)."""
@@ -140,28 +147,26 @@ def _int(token: Any) -> int:
 
 @v_args(inline=True)
 class _Build(Transformer):
-    """Parse tree → syntax tree (bottom-up, no recursion of ours)."""
+    """Parse tree → syntax tree, built by the LALR parser as it reduces (no recursive walk of
+    a tree: a deeply nested expression cannot overflow Python's stack here)."""
 
     def start(self, *lines: Any) -> list[Statement | Import]:
         return list(lines)
 
-    @v_args(meta=True, inline=False)
-    def assign(self, meta: Any, children: list) -> Statement:
-        name, expr = children
-        return Statement(str(name), expr, meta.line)
+    def assign(self, name: Token, expr: Expr) -> Statement:
+        return Statement(str(name), expr, name.line or 0)
 
-    @v_args(meta=True, inline=False)
-    def import_(self, meta: Any, children: list) -> Import:
-        return Import(str(children[0]), meta.line)
+    def import_(self, name: Token) -> Import:
+        return Import(str(name), name.line or 0)
 
     def ifelse(self, then: Expr, cond: Expr, other: Expr) -> Expr:
         return IfElse(then, cond, other)
 
-    def or_(self, a: Expr, b: Expr) -> Expr:
-        return Logic("||", a, b)
+    def or_(self, *operands: Expr) -> Expr:
+        return chain("||", operands)
 
-    def and_(self, a: Expr, b: Expr) -> Expr:
-        return Logic("&&", a, b)
+    def and_(self, *operands: Expr) -> Expr:
+        return chain("&&", operands)
 
     def compare(self, a: Expr, op: Token, b: Expr) -> Expr:
         return Compare(str(op), a, b)
@@ -185,7 +190,7 @@ class _Build(Transformer):
         return Count(e, str(guard))
 
     def sym(self, token: Token) -> Expr:
-        return Sym(str(token)[1:-1])
+        return Sym(unescape(str(token)[1:-1]))
 
     def true(self) -> Expr:
         return BoolLit(True)
@@ -206,10 +211,28 @@ class _Build(Transformer):
         return Extreme("max", a, b)
 
 
+def chain(op: str, operands: Sequence[Expr]) -> Expr:
+    """``a && b && ...`` (or ``||``): left-nested as written up to :data:`LEFT_NESTED`
+    operands, balanced beyond (the same value: both are associative), so that a long chain
+    does not count as deep nesting (:data:`MAX_NESTING`)."""
+    if len(operands) <= LEFT_NESTED:
+        out = operands[0]
+        for e in operands[1:]:
+            out = Logic(op, out, e)
+        return out
+    half = (len(operands) + 1) // 2
+    return Logic(op, chain(op, operands[:half]), chain(op, operands[half:]))
+
+
 @cache
 def _parser(start: str) -> Lark:
     return Lark(
-        GRAMMAR, parser="lalr", start=start, propagate_positions=True, maybe_placeholders=False
+        GRAMMAR,
+        parser="lalr",
+        start=start,
+        propagate_positions=True,
+        maybe_placeholders=False,
+        transformer=_Build(),
     )
 
 
@@ -270,14 +293,17 @@ def parse_program(text: str, where: str = "") -> list[Statement | Import]:
     if not text.endswith("\n"):
         text += "\n"
     try:
-        tree = _parser("start").parse(text)
-        items: list[Statement | Import] = _Build().transform(tree)
+        items: list[Statement | Import] = _parser("start").parse(text)  # type: ignore[assignment]
     except UnexpectedInput as exc:
         raise _syntax_error(text, exc, where) from None
     except VisitError as exc:
         if isinstance(exc.orig_exc, HardsoftError):
             raise exc.orig_exc from None
         raise
+    for item in items:
+        if isinstance(item, Statement):
+            head = f"{where}statement {item.name} (line {item.line})"
+            validate.nesting(item.expr, children, head)
     return items
 
 

@@ -20,6 +20,7 @@ from hardsoft.programs.crasp.interpret import evaluate
 from hardsoft.programs.crasp.parser import parse_program
 from hardsoft.programs.crasp.syntax import Type
 from hardsoft.programs.crasp.translate import translate
+from hardsoft.programs.quoting import STRING, unescape
 from hardsoft.programs.source import Notation, ProgramRun, Value, read_source
 
 __all__ = ["CRaspProgram", "from_text", "load", "DEFAULT_CERT_N"]
@@ -27,8 +28,43 @@ __all__ = ["CRaspProgram", "from_text", "load", "DEFAULT_CERT_N"]
 DEFAULT_CERT_N = 1000
 """The length at which a compiled program's certificate evaluates its bounds by default."""
 
-_PRAGMA = re.compile(r"^[ \t]*//[ \t]*alphabet:[ \t]*(\S+)[ \t]*$", re.MULTILINE)
-"""``// alphabet: SYMBOLS``: a comment declaring the program's alphabet (other tools ignore it)."""
+_PRAGMA = re.compile(rf"^[ \t]*//[ \t]*alphabet:[ \t]*({STRING}|\S+)[ \t]*$", re.MULTILINE)
+"""``// alphabet: SYMBOLS``: a comment declaring the program's alphabet (other tools ignore it);
+``// alphabet: "SYMBOLS"`` in double quotes, escaped (:mod:`hardsoft.programs.quoting`), for an
+alphabet with spaces, quotes, backslashes or characters that do not print."""
+_PRAGMA_LIKE = re.compile(r"^[ \t]*//[ \t]*alphabet[ \t]*[:=].*$", re.MULTILINE | re.IGNORECASE)
+"""A comment that means to declare the alphabet; one not of the form above is refused (it was
+silently ignored, and the program then ran over the symbols it mentions)."""
+
+
+def _declared(value: str) -> str:
+    """The alphabet a ``// alphabet:`` comment declares (quoted or not)."""
+    if len(value) >= 2 and value[0] == value[-1] == '"' and re.fullmatch(STRING, value):
+        return unescape(value[1:-1])
+    return value
+
+
+def _declared_alphabet(text: str, where: str) -> tuple[str, ...] | None:
+    """The alphabet of the ``// alphabet:`` comment (None without one); a malformed comment,
+    or two that disagree, is a one-line error naming the line."""
+    found: list[str] = []
+    for m in _PRAGMA_LIKE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        exact = _PRAGMA.fullmatch(m.group(0))
+        if exact is None:
+            raise HardsoftError(
+                f"{where} line {line}: malformed alphabet comment {m.group(0).strip()!r}; "
+                "write // alphabet: SYMBOLS (the symbols as one word, e.g. // alphabet: ab, "
+                'or quoted: // alphabet: "a b")'
+            )
+        found.append(_declared(exact.group(1)))
+    if len(set(found)) > 1:
+        raise HardsoftError(f"{where}: two '// alphabet:' comments disagree: {found[0]!r}, "
+                            f"{found[1]!r}")  # fmt: skip
+    if not found:
+        return None
+    return validate.alphabet(found[0], f"{where}: the '// alphabet:' comment")
+
 
 RESULTS = {
     "TL[Y]": "Thm. 13",
@@ -199,13 +235,9 @@ def from_text(
     ``// alphabet: SYMBOLS`` comment, else the symbols the program mentions (sorted)."""
     in_file = f"{where!r}: " if where else ""  # a syntax error names the file
     where = where or f"program {name!r}"
-    declared: tuple[str, ...] | None = None
+    declared = _declared_alphabet(text, where)  # checked even where --alphabet overrides it
     if alphabet is not None:
         declared = validate.alphabet(alphabet, "--alphabet")
-    else:
-        pragmas = _PRAGMA.findall(text)
-        if pragmas:
-            declared = validate.alphabet(pragmas[0], f"{where}: the '// alphabet:' comment")
     checked = check_program(parse_program(text, in_file), alphabet=declared, where=where)
     if declared is None:
         if not checked.symbols:

@@ -17,10 +17,14 @@ a ``+``/``-`` under another and ``K * c`` under ``+``/``-`` are parenthesized.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from hardsoft.programs.quoting import needs_quotes, quoted
+
 __all__ = [
+    "alphabet_comment",
     "Arith",
     "BoolLit",
     "Compare",
@@ -201,11 +205,17 @@ def _under(e: Expr, level: int, portable: type | tuple[type, ...]) -> str:
     return f"({to_text(e)})" if isinstance(e, portable) else _at(e, level)
 
 
+def alphabet_comment(alphabet: Sequence[str]) -> str:
+    """The ``// alphabet:`` line that reads back as ``alphabet`` (quoted where it must be)."""
+    text = "".join(alphabet)
+    return f"// alphabet: {quoted(text) if needs_quotes(text) else text}"
+
+
 def to_text(e: Expr) -> str:
     """``e`` in the concrete syntax, with as few parentheses as the grammar allows (so
     parsing the text gives ``e`` back)."""
     if isinstance(e, Sym):
-        return f'"{e.symbol}"'
+        return quoted(e.symbol)
     if isinstance(e, BoolLit):
         return "true" if e.value else "false"
     if isinstance(e, Var):

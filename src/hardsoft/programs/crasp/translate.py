@@ -108,6 +108,18 @@ def prev(f: L.Formula, d: int) -> L.Formula:
     return f
 
 
+def _shifts(f: L.Formula, offsets: tuple[int, ...]) -> list[L.Formula]:
+    """``Y^d f`` for every d of ``offsets`` (in increasing order), sharing one chain of
+    ``Y``: O(max d) nodes, where building each alone took O(Σ d) (``prev10000``: 5·10^7
+    nodes, 3.3 GB)."""
+    out, f_d, d = [], f, 0
+    for target in sorted(offsets):
+        while d < target:
+            f_d, d = L.Prev(f_d), d + 1
+        out.append(f_d)
+    return out
+
+
 # ------------------------------------------------------------------ linear terms
 
 
@@ -248,7 +260,7 @@ class _Translator:
                 return [(TRUE, ({("count", b): 1}, 0))]
             pred = self.program.predicates[e.guard]
             assert isinstance(pred, BinaryPredicate)
-            return [(TRUE, ({("ind", prev(b, d)): 1 for d in pred.offsets}, 0))]
+            return [(TRUE, ({("ind", f): 1 for f in _shifts(b, pred.offsets)}, 0))]
         if isinstance(e, Arith):
             sign = 1 if e.op == "+" else -1
             return [

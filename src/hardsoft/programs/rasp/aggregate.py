@@ -7,7 +7,7 @@ numerical ones are uniform heads."""
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,10 @@ if TYPE_CHECKING:
     from hardsoft.programs.rasp.lower import Lowering
 
 _COUNT = Bound(0, 0), Bound(1, 0)
+OTHERS = "mean*(n-1)/n"
+"""The unit of a mean over j != i: its sum over j != i divided by n."""
+MEAN_VALUES_LIMIT = 20000
+"""Most values a mean may take at n <= N for a bounded compile to list them."""
 _EMPTY = {"strict-future": "[i=1]", "strict-past": "[i=n]"}
 """Where a strict mask allows no position: a 0/1 position feature."""
 
@@ -188,6 +192,8 @@ class Selections:
         sub = f"{name}.{x.name}={x.domain.values[code]!r}"  # type: ignore[union-attr]
         if mask in ("none", "future"):
             return self._count(mask, one, col, table, sub)
+        if mask == "others":
+            return self._count("none", one, col, table, sub) - oh[code]
         future = self._count("future", one, col, table, sub)
         if mask == "strict-future":
             return future - oh[code]
@@ -245,7 +251,8 @@ class Selections:
                 form = self.lw.selectors.analyse(sop.selector, who, lookups=False)
         if isinstance(form, Lookup):
             t = self.lw.integer(self.lw.low(form.queries), who) + 1.0
-            head = dsl.lookup_int(t, read, label=f"{name}.lookup")
+            behind = "future" if self.lw.causal else "none"  # causal: the lookup is behind
+            head = dsl.lookup_int(t, read, label=f"{name}.lookup", mask=behind)
             found = range_check(t, name)
             got = [
                 G.gate(found, head.outs[m], 0.0, 1.0, label=f"{name}.v{m}")
@@ -291,6 +298,40 @@ class Selections:
             "scores plus the tie-break j/(2n)",
         )
         return found, got, False
+
+    def _mean_others(self, sop: R.Aggregate, x: Low, span: tuple[Any, Any]) -> Low:
+        """A mean over j != i: the uniform mean over every position minus the query's own
+        term, ``(Σ_{j≠i} x_j)/n``, carried as that (unit ``mean*(n-1)/n``: read, it is
+        multiplied by n/(n − 1)); the default where n = 1."""
+        who, name = self.lw.who(sop), self.lw.name(sop)
+        d = x.domain
+        if not (isinstance(d, Finite) and d.numeric):
+            raise Unsupported(
+                who,
+                f"averages {x.name} ({d.describe()}) over j != i: hardsoft corrects the mean "
+                "over all positions by the query's own term only for finitely many numbers",
+            )
+        default = sop.default
+        oh = self.lw.onehot(x, who)
+        head = G.uniform_mean([self.lw.number(x)], "none", label=f"{name}.mean")
+        inv_n = Position("1/n")
+        own = G.lin_sum([
+            G.gate(oh[c], inv_n, 0.0, 1.0, label=f"{name}.own{c}") * float(v)
+            for c, v in enumerate(d.values) if v
+        ])  # fmt: skip
+        alone = dsl.and_(Position("[i=1]"), Position("[i=n]"), label=f"{name}.n1").lin()
+        form = head.value(0) - own + alone * float(default or 0)
+        low = Low(name, Reals(span[0], span[1], default is None), scaled=Scaled(form, OTHERS))
+        if default is None:
+            low.none = alone
+        terms = {(id(x), c): Fraction(v) for c, v in enumerate(d.values) if v}
+        low.ratio = Ratio("others", terms, {id(x): x}, Fraction(0), default)
+        self.lw.gadget(
+            name,
+            "a mean over j != i: a uniform head over every position minus the query's own term "
+            "(x_i/n, a ReLU gate), carried as the sum over j != i divided by n",
+        )
+        return low
 
     def _inverse_lookup(
         self, sop: R.Aggregate, form: Lookup, read: list[Linear]
@@ -370,10 +411,10 @@ class Selections:
             if not regions:
                 return Low(name, Finite(distinct([default]), default is None), number=G.const(dflt))
             mask = mask_of(regions)
+            if regions == frozenset("<>"):
+                return self._mean_others(sop, x, span)
             if mask is None:
-                raise Unsupported(
-                    who, f"averages over the regions {sorted(regions)} (j != i), not one mask"
-                )
+                raise Unsupported(who, f"averages over the regions {sorted(regions)}, not one mask")
             head = G.uniform_mean([value], mask, label=f"{name}.mean")
             nullable = default is None and mask in _EMPTY
             low = Low(name, Reals(span[0], span[1], nullable), number=head.value(0, dflt))
@@ -382,6 +423,7 @@ class Selections:
             if isinstance(x.domain, Finite) and x.domain.numeric:
                 terms = {(id(x), c): Fraction(v) for c, v in enumerate(x.domain.values) if v}
                 low.ratio = Ratio(mask, terms, {id(x): x}, Fraction(0), default)
+                low.values_at = mean_values(x.domain, mask, default)
             self.lw.gadget(name, f"a uniform head over mask {mask}: the mean, exactly")
             return low
         # a mean over the positions a table selects: average-hard attention with ties
@@ -418,3 +460,25 @@ class Selections:
             number=number,
             none=(1.0 - found) if default is None else None,
         )
+
+
+def mean_values(d: Finite, mask: str, default: Any) -> Any:
+    """The values at n <= N of a mean over ``mask`` of integer values ``d``, as Python
+    computes them (an exact integer sum divided by the count): None for other values."""
+    if not all(isinstance(v, (int, bool)) for v in d.values):
+        return None
+    ints = sorted({int(v) for v in d.values})
+
+    def values(max_len: int) -> tuple[Any, ...]:
+        out: set[float] = set() if default is None else {default}
+        sums = {0}
+        for k in range(1, max_len + 1):  # k positions averaged
+            sums = {s + v for s in sums for v in ints}
+            out |= {s / k for s in sums}
+            if len(out) > MEAN_VALUES_LIMIT:
+                raise Unsupported(
+                    "a mean", f"takes more than {MEAN_VALUES_LIMIT} values at n <= {max_len}"
+                )
+        return tuple(sorted(out))
+
+    return values

@@ -18,14 +18,16 @@ Targets:
 The certificate (``model.meta["certificate"]``) says whether the model is exact at every
 length or for n <= max_len (and which operation needed the bound, and why), which gadget each
 statement became, the domain conditions (where ``rasp.evaluate`` itself is undefined), the
-outputs, the tieless check and, for softmax, Theorem 26's τ(n) with its constants.
+outputs, the tieless check, for softmax Theorem 26's τ(n) with its constants, and
+``float_limits``: the largest n proven exact in float64 and float32
+(:mod:`hardsoft.programs.rounding`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -36,11 +38,13 @@ from hardsoft.model.transformer import Transformer
 from hardsoft.programs import dsl
 from hardsoft.programs.compile import Compiled, compile_program
 from hardsoft.programs.rasp import api as R
-from hardsoft.programs.rasp.domains import distinct
+from hardsoft.programs.rasp.domains import distinct, key
 from hardsoft.programs.rasp.graph import statements
 from hardsoft.programs.rasp.lower import Lowering
 from hardsoft.programs.rasp.outputs import Output, build_outputs, json_value
 from hardsoft.programs.rasp.selectors import Unsupported
+from hardsoft.programs.readout import TOLERANCE
+from hardsoft.programs.rounding import float_limits, head_models
 from hardsoft.programs.soften import certificate as theorem26
 from hardsoft.programs.soften import soften
 from hardsoft.programs.tieless import TielessReport, check_tieless, sample_words
@@ -85,13 +89,33 @@ class RaspCompiled:
     outputs: list[Output]
 
 
+MAX_LEN = 256
+"""The largest ``max_len`` of a bounded RASP model: its tables of positions make its width
+grow with the bound and its parameters and build time with the bound squared (without a cap,
+``--max-len 100000`` grew with no end in sight). On the shared 2-core machine (load 12) sort
+took 25 s and 0.6 GB at 200, 60 s and 1.5 GB at 400, 93 s and 2.4 GB at 512, with nothing to
+show meanwhile: the cap keeps a build well inside two minutes."""
+
+
 def symbols_for(vocab: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[str, ...]]:
     """The vocabulary's values (sorted where they sort) and one symbol per value: the value
-    itself where every value is one character, else letters, digits, ... in order."""
+    itself where every value is one character, else letters, digits, ... in order. A
+    vocabulary lists each token once, and None (RASP's undefined value) is no token: both
+    are refused rather than silently dropped, as a repeated alphabet symbol is."""
+    given = list(vocab)
+    if any(v is None for v in given):
+        raise HardsoftError(
+            "the vocabulary holds None: None is RASP's undefined value (what an Aggregate "
+            "that selects nothing gives), not a token; leave it out"
+        )
     try:
-        values = distinct(vocab)
+        values = distinct(given)
     except ValueError as exc:
         raise HardsoftError(f"vocabulary: {exc}") from None
+    if len(values) < len(given):
+        keys = [key(v) for v in given]
+        again = next(v for k, v in enumerate(given) if keys[k] in keys[:k])
+        raise HardsoftError(f"the vocabulary repeats the value {again!r}: list each token once")
     if not values:
         raise HardsoftError("the vocabulary is empty")
     if all(isinstance(v, str) and len(v) == 1 for v in values):
@@ -147,12 +171,14 @@ def lower_program(
     max_len: int | None = None,
     outputs: Sequence[str] | None = None,
     name: str = "",
+    causal: bool = False,
 ) -> tuple[Lowering, dsl.Program, list[Output]]:
-    """The AHAT program of a RASP program (no weights yet)."""
+    """The AHAT program of a RASP program (no weights yet); ``causal``: every selector
+    restricted to j <= i, as Tracr's ``causal_eval`` evaluates it."""
     if not isinstance(program, R.SOp):
         raise HardsoftError(f"the program must be an SOp of hardsoft.rasp, got {program!r}")
     values, symbols = symbols_for(vocab)
-    lw = Lowering(program, values, symbols, max_len)
+    lw = Lowering(program, values, symbols, max_len, causal)
     try:
         outs = build_outputs(lw, _chosen(program, outputs))
     except Unsupported as exc:
@@ -224,16 +250,27 @@ def compile_rasp(
     name: str = "",
     source: str = "",
     check_seed: int = 0,
+    causal: bool = False,
 ) -> RaspCompiled:
     """Compile ``program`` over ``vocab`` for ``target`` (see the module docstring).
 
     Without ``max_len`` the model is exact at every length or this raises
     :class:`NeedsMaxLen` (naming the operation and why); with it, the operations that need a
-    bound read their SOps' values at n <= max_len and the certificate says so."""
+    bound read their SOps' values at n <= max_len and the certificate says so. ``causal``:
+    Tracr's causal semantics (``causal_eval``: every selector ANDed with j <= i), so every
+    head attends only to positions j <= i."""
     tgt = Target.parse(target)
     if max_len is not None and (isinstance(max_len, bool) or int(max_len) < 1):
         raise HardsoftError(f"--max-len must be a positive integer, got {max_len!r}")
-    lw, prog, outs = lower_program(program, vocab, max_len=max_len, outputs=outputs, name=name)
+    if max_len is not None and max_len > MAX_LEN:
+        raise HardsoftError(
+            f"--max-len {max_len}: a bounded RASP model grows with the bound squared (sort at "
+            f"--max-len 400: width 1,748, 16.7M parameters, a minute to build); at most "
+            f"{MAX_LEN}"
+        )
+    lw, prog, outs = lower_program(
+        program, vocab, max_len=max_len, outputs=outputs, name=name, causal=causal
+    )
     if tgt is Target.SOFT_TEMPERATURE:
         _check_soft(lw, outs)
     compiled = compile_program(prog, name=prog.name)
@@ -266,6 +303,12 @@ def compile_rasp(
         t26 = theorem26(model, prog.gap, eps, ns)
         cert.update(t26)
         model = soften(model, t26["tau"])
+    cert["float_limits"] = float_limits(
+        compiled.program,
+        head_models(compiled, model),
+        [_tolerance(o) for o in outs],
+        max_len if lw.bounded else None,
+    )
     model.meta["target"] = tgt.value
     model.meta["kind"] = "compiled-rasp"
     model.meta["certificate"] = cert
@@ -276,8 +319,20 @@ def compile_rasp(
         "outputs": [o.entry for o in outs],
         "vocab": {s: json_value(v) for s, v in zip(lw.symbols, lw.vocab)},
         "max_len": max_len if lw.bounded else None,
+        "causal": causal,
     }
     return RaspCompiled(model, compiled, lw, report, outs)
+
+
+def _tolerance(o: Output) -> Callable[[int], float]:
+    """How far output ``o`` may be off at length n and still be read right: half the spacing
+    of its values (a count carried as count/n: that over n), or the checker's tolerance for
+    a real read exactly."""
+    if o.precision is None:
+        return lambda n: TOLERANCE
+    if o.entry.get("unit"):
+        return lambda n: o.precision / n  # type: ignore[operator]
+    return lambda n: o.precision  # type: ignore[return-value]
 
 
 def _layer_heads(compiled: Compiled, ell: int) -> list[Any]:
@@ -343,6 +398,7 @@ def _certificate(
             else ""
         ),
         "program_gap": prog.gap,
+        "causal": lw.causal,
     }
     if max_len is not None and not bounded:
         cert["note"] = f"--max-len {max_len} was not needed: the model is exact at every length"

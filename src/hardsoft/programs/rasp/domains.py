@@ -150,7 +150,20 @@ class Reals:
         return f"real numbers in [{self.lo:g}, {self.hi:g}]"
 
 
-Domain = Finite | Ints | Reals
+@dataclass(frozen=True)
+class Tuples:
+    """Tuples whose components are SOps of their own (some unbounded): a tuple is carried as
+    its components, never as one value (:class:`~.ops.Pack`)."""
+
+    parts: tuple[Any, ...]  # the components' domains
+    nullable: bool = False
+
+    def describe(self) -> str:
+        inner = ", ".join(p.describe() for p in self.parts)
+        return f"tuples of ({inner})" + (" or None" if self.nullable else "")
+
+
+Domain = Finite | Ints | Reals | Tuples
 
 
 def ints_of_finite(d: Finite) -> Ints | None:

@@ -22,6 +22,7 @@ is a :class:`~.api.Comparison` (or ``& | ~`` of them) of numbers.
 
 from __future__ import annotations
 
+import abc
 import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -66,8 +67,9 @@ def _is_number(v: Any) -> bool:
 class Evaluator:
     """Evaluates expressions on one input, each once (results memoised by ``unique_id``)."""
 
-    def __init__(self, xs: Sequence[Any]) -> None:
+    def __init__(self, xs: Sequence[Any], causal: bool = False) -> None:
         self.xs = list(xs)
+        self.causal = causal
         self.n = len(self.xs)
         self.memo: dict[int, list[Any]] = {}
         self.codes: dict[int, tuple[np.ndarray, list[Any]]] = {}
@@ -144,7 +146,10 @@ class Evaluator:
         step = max(1, _BLOCK // max(n, 1))
         for start in range(0, n, step):
             rows = slice(start, min(n, start + step))
-            yield rows, self._rows(sel, rows)
+            block = self._rows(sel, rows)
+            if self.causal:  # Tracr's causal_eval: j <= i only
+                block = block & (np.arange(n)[None, :] <= np.arange(rows.start, rows.stop)[:, None])
+            yield rows, block
 
     def _rows(self, sel: R.Selector, rows: slice) -> np.ndarray:
         n = self.n
@@ -298,10 +303,11 @@ _NUMPY_RELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 
 
-def evaluate(expr: R.RASPExpr, xs: Sequence[Any]) -> Any:
+def evaluate(expr: R.RASPExpr, xs: Sequence[Any], *, causal: bool = False) -> Any:
     """The value of ``expr`` on the input ``xs``: a list (SOp) or a list of rows of bools
-    (selector, ``[query][key]``), as Tracr's ``rasp.evaluate``."""
-    ev = Evaluator(xs)
+    (selector, ``[query][key]``), as Tracr's ``rasp.evaluate`` (``causal``: as Tracr's
+    ``causal_eval.evaluate``, every selector ANDed with j <= i)."""
+    ev = Evaluator(xs, causal)
     if isinstance(expr, R.SOp):
         return ev.sop(expr)
     if isinstance(expr, R.Selector):
@@ -313,8 +319,28 @@ def evaluate(expr: R.RASPExpr, xs: Sequence[Any]) -> Any:
     raise TypeError(f"evaluate needs an SOp or a selector of hardsoft.rasp, got {expr!r}")
 
 
-def evaluate_all(program: R.SOp, xs: Sequence[Any], sops: Sequence[R.SOp]) -> list[list[Any]]:
+def evaluate_all(
+    program: R.SOp, xs: Sequence[Any], sops: Sequence[R.SOp], *, causal: bool = False
+) -> list[list[Any]]:
     """The values of each of ``sops`` (parts of ``program``) on ``xs``, in one evaluation."""
-    ev = Evaluator(xs)
+    ev = Evaluator(xs, causal)
     ev.sop(program)
     return [ev.sop(s) for s in sops]
+
+
+class RASPEvaluator(abc.ABC):
+    """Tracr's base class of RASP evaluators (``tracr.rasp.rasp.RASPEvaluator``)."""
+
+    @abc.abstractmethod
+    def evaluate(self, expr: R.RASPExpr, xs: Sequence[Any]) -> Any:
+        """The value of ``expr`` on the input ``xs``."""
+
+
+class DefaultRASPEvaluator(RASPEvaluator):
+    """Tracr's evaluator by its name: ``rasp.evaluate`` is ``DefaultRASPEvaluator().evaluate``
+    (the vectorised evaluator above, with Tracr's semantics)."""
+
+    causal = False
+
+    def evaluate(self, expr: R.RASPExpr, xs: Sequence[Any]) -> Any:
+        return evaluate(expr, xs, causal=self.causal)

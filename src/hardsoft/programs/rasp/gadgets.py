@@ -34,10 +34,16 @@ def const(c: float) -> Linear:
 
 
 def lin_sum(forms: Sequence[dsl.SOpLike]) -> Linear:
-    total = Linear({}, 0.0)
+    """The sum of ``forms``, in one pass (adding them pairwise copied the growing sum each
+    time: quadratic, most of ``--max-len 400``'s compile time)."""
+    terms: dict[dsl.SOp, float] = {}
+    constant = 0.0
     for f in forms:
-        total = total.plus(dsl.as_linear(f))
-    return total
+        form = dsl.as_linear(f)
+        for x, c in form.terms.items():
+            terms[x] = terms.get(x, 0.0) + c
+        constant += form.const
+    return Linear({x: c for x, c in terms.items() if c != 0.0}, constant)
 
 
 def gate(b: dsl.SOpLike, x: dsl.SOpLike, lo: float, hi: float, label: str = "gate") -> Linear:
@@ -95,19 +101,20 @@ def table_at(
     """``T[q][k]`` for exact query and key one-hots (of one position, or a key read by a
     tieless head): ``Σ_q ReLU([q] + Σ_k T[q][k]·[k] − 1)``, one ReLU per query value (the inner
     sum is 0 or 1 because the key one-hot is), or per key value if there are fewer."""
-    rows = sorted({q for q, _ in table})
-    cols = sorted({k for _, k in table})
-    if not rows:
+    by_row: dict[int, list[int]] = {}
+    by_col: dict[int, list[int]] = {}
+    for q, k in table:  # grouped once: a scan per row was cubic in --max-len
+        by_row.setdefault(q, []).append(k)
+        by_col.setdefault(k, []).append(q)
+    if not by_row:
         return const(0.0)
-    if len(rows) <= len(cols):
+    if len(by_row) <= len(by_col):
         pieces = [
-            (1.0, queries[q] + lin_sum([keys[k] for (qq, k) in table if qq == q]) - 1.0)
-            for q in rows
+            (1.0, queries[q] + lin_sum([keys[k] for k in by_row[q]]) - 1.0) for q in sorted(by_row)
         ]
     else:
         pieces = [
-            (1.0, keys[k] + lin_sum([queries[q] for (q, kk) in table if kk == k]) - 1.0)
-            for k in cols
+            (1.0, keys[k] + lin_sum([queries[q] for q in by_col[k]]) - 1.0) for k in sorted(by_col)
         ]
     return dsl.pwl(pieces, label=label).lin()
 

@@ -11,8 +11,9 @@ exactly. :func:`read_map` and :func:`read_predicate` do that, and only when it i
    variables must equal the function's own (``__code__``): the AST read is exactly the
    function that runs;
 3. the body must be in a tiny grammar: the arguments, int/float constants (literals, or the
-   closure's and globals' values), ``+``, ``-``, ``*`` and ``/`` by a constant, and (for
-   predicates) one comparison of two such expressions.
+   closure's and globals' values), ``+``, ``-``, ``*`` and ``/`` by a constant, ``%`` and
+   ``//`` by a positive integer constant, and (for predicates) one comparison of two such
+   expressions.
 
 Anything else returns None and the lambda stays a Python function. On numbers, the reading
 computes what Python computes (the same operations in the same order up to exact integer
@@ -29,7 +30,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from hardsoft.programs.rasp.ops import Affine, Compare, Compose, ElementOp, Relation
+from hardsoft.programs.rasp.ops import (
+    Affine,
+    Compare,
+    Compose,
+    ElementOp,
+    FloorDiv,
+    Modulo,
+    Pack,
+    Relation,
+    Unpack,
+)
 
 _RELATIONS = {
     ast.Eq: Relation.EQ,
@@ -221,18 +232,48 @@ def read_map(f: Any, arity: int = 1) -> ElementOp | None:
             return Compare(_RELATIONS[type(body.ops[0])], binary=True)
         return None
     (x,) = args
+    modular = _modular(body, x, f)
+    if modular is not None:
+        return modular
     if isinstance(body, ast.IfExp):
         return _conditional(body, x, f)
     if isinstance(body, ast.Compare) and len(body.ops) == 1 and type(body.ops[0]) in _RELATIONS:
-        left = _linear(body.left, (x,), f)
         right = _linear(body.comparators[0], (x,), f)
-        if left is None or right is None or right.coefs:
-            return None
-        inner = _affine(left, (x,))
+        inner = _modular(body.left, x, f)
         if inner is None:
+            left = _linear(body.left, (x,), f)
+            inner = None if left is None else _affine(left, (x,))
+        if inner is None or right is None or right.coefs:
             return None
         compare = Compare(_RELATIONS[type(body.ops[0])], _plain(right.const))
         return Compose(inner, compare)
+    return None
+
+
+def _modular(node: ast.expr, x: str, f: types.FunctionType) -> ElementOp | None:
+    """``aff(x) % m`` or ``aff(x) // m`` with integer coefficients and a positive integer
+    constant ``m`` (a literal or a closure's value); None otherwise."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv))):
+        return None
+    left, right = _linear(node.left, (x,), f), _linear(node.right, (x,), f)
+    if left is None or right is None or right.coefs:
+        return None
+    m = right.const
+    if m.denominator != 1 or m <= 0 or not isinstance(_constant_value(node.right, f), int):
+        return None
+    inner = _affine(left, (x,))
+    if inner is None:
+        return None
+    op = Modulo(int(m)) if isinstance(node.op, ast.Mod) else FloorDiv(int(m))
+    return op if inner == Affine((1,), 0) else Compose(inner, op)
+
+
+def _constant_value(node: ast.expr, f: types.FunctionType) -> Any:
+    """The Python value of a constant operand (a literal or a name), to tell 2 from 2.0."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return _value_of(node.id, f)
     return None
 
 
@@ -312,3 +353,100 @@ def read_predicate(f: Any) -> Reading | None:
     if not _integral(diff):
         return None
     return Reading(diff.coefs.get(k, Fraction(0)), diff.coefs.get(q, Fraction(0)), diff.const, rel)
+
+
+def _is_builtin(name: str, f: types.FunctionType) -> bool:
+    """Whether ``name`` in ``f`` is the builtin of that name (not shadowed)."""
+    code = f.__code__
+    return name not in code.co_freevars and name not in f.__globals__
+
+
+def _pair(node: ast.expr, x: str, y: str, star: bool) -> bool:
+    """Whether ``node`` is ``(x, y)`` (``(*x, y)`` with ``star``)."""
+    if not (isinstance(node, ast.Tuple) and len(node.elts) == 2):
+        return False
+    first, second = node.elts
+    if star:
+        ok = isinstance(first, ast.Starred) and isinstance(first.value, ast.Name)
+        first = first.value if ok else first  # type: ignore[attr-defined]
+    return (
+        isinstance(first, ast.Name)
+        and first.id == x
+        and isinstance(second, ast.Name)
+        and second.id == y
+    )
+
+
+def read_pack(f: Any) -> Pack | None:
+    """``lambda x, y: (x, y)``, or Tracr's ``make_nary_sequencemap`` step ``lambda x, y: (*x,
+    y) if isinstance(x, tuple) else (x, y)`` (``isinstance`` and ``tuple`` the builtins)."""
+    found = _body(f, 2)
+    if found is None:
+        return None
+    body, (x, y) = found
+    if _pair(body, x, y, star=False):
+        return Pack(flatten=False)
+    if not isinstance(body, ast.IfExp):
+        return None
+    test = body.test
+    is_check = (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and not test.keywords
+        and len(test.args) == 2
+        and isinstance(test.args[0], ast.Name)
+        and test.args[0].id == x
+        and isinstance(test.args[1], ast.Name)
+        and test.args[1].id == "tuple"
+        and _is_builtin("isinstance", f)
+        and _is_builtin("tuple", f)
+    )
+    if is_check and _pair(body.body, x, y, star=True) and _pair(body.orelse, x, y, star=False):
+        return Pack(flatten=True)
+    return None
+
+
+def read_unpack(f: Any, size: int) -> Unpack | None:
+    """``lambda args: g(*args)`` with ``g`` a lambda of ``size`` arguments read by
+    :func:`read_map` (Tracr's ``make_nary_sequencemap`` final step)."""
+    found = _body(f, 1)
+    if found is None:
+        return None
+    body, (args,) = found
+    if not (
+        isinstance(body, ast.Call)
+        and isinstance(body.func, ast.Name)
+        and not body.keywords
+        and len(body.args) == 1
+        and isinstance(body.args[0], ast.Starred)
+        and isinstance(body.args[0].value, ast.Name)
+        and body.args[0].value.id == args
+    ):
+        return None
+    inner = read_map(_value_of(body.func.id, f), size) if size <= 2 else _read_affine(
+        _value_of(body.func.id, f), size
+    )  # fmt: skip
+    return None if inner is None else Unpack(inner, size)
+
+
+def _read_affine(f: Any, arity: int) -> Affine | None:
+    """A lambda of ``arity`` arguments whose body is an affine map with integer coefficients."""
+    found = _body(f, arity)
+    if found is None:
+        return None
+    body, args = found
+    lin = _linear(body, args, f)
+    return None if lin is None else _affine(lin, args)
+
+
+def unread_reason(f: Any) -> str:
+    """Why :func:`read_map` did not read ``f`` (for refusals)."""
+    if not isinstance(f, types.FunctionType) or f.__code__.co_name != "<lambda>":
+        return "it is not a lambda"
+    node = _lambda_node(f)
+    if node is None:
+        return "its source was not found (or does not compile to the function)"
+    if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in ast.walk(node)):
+        return "it divides with /, whose float rounding is not an exact operation on integers"
+    return "its body is not an affine map, a % or // by a constant, or one comparison"

@@ -16,7 +16,9 @@ The file may also declare, for the command line's defaults:
 
 from __future__ import annotations
 
+import contextlib
 import runpy
+import sys
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +33,7 @@ from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp.compile import compile_rasp, symbols_for
 from hardsoft.programs.rasp.evaluate import RaspError, evaluate_all
 from hardsoft.programs.rasp.graph import statements
-from hardsoft.programs.source import Notation, ProgramRun
+from hardsoft.programs.source import Notation, ProgramRun, source_file
 
 DEFAULT_NAME = "program"
 LIBRARY = Path(__file__).resolve().parents[1] / "examples" / "tracr_lib.py"
@@ -62,6 +64,7 @@ class RaspProgram:
     source: str = ""
     max_len: int | None = None
     notation: Notation = Notation.RASP
+    causal: bool = False  # Tracr's causal_eval semantics (selectors restricted to j <= i)
     statements: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -85,7 +88,7 @@ class RaspProgram:
         """Every statement's values on ``word`` (:func:`~.evaluate.evaluate`, Tracr's
         semantics)."""
         xs = self.values_of(word)
-        values = evaluate_all(self.sop, xs, [s for _, s in self._table])
+        values = evaluate_all(self.sop, xs, [s for _, s in self._table], causal=self.causal)
         named = {nm: [_plain(v) for v in vals] for (nm, _), vals in zip(self._table, values)}
         out = named[self.statements[-1]]
         accept = bool(out) and out[-1] is not None and out[-1] == True  # noqa: E712
@@ -110,6 +113,7 @@ class RaspProgram:
             outputs=outputs,
             name=self.name,
             source=self.source,
+            causal=self.causal,
         )
         if masks == "nonstrict":
             strict = [
@@ -145,6 +149,12 @@ _RUNS: dict[tuple[str, int, int], dict[str, Any]] = {}
 edited file runs again."""
 
 
+def _prints_to_stderr() -> contextlib.AbstractContextManager:
+    """What the user's file prints goes to stderr: stdout is the command's (``--json`` prints
+    exactly one JSON object there)."""
+    return contextlib.redirect_stdout(sys.stderr)
+
+
 def _run_file(path: Path) -> dict[str, Any]:
     stat = path.stat()
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
@@ -154,8 +164,10 @@ def _run_file(path: Path) -> dict[str, Any]:
 
 
 def _execute(path: Path) -> dict[str, Any]:
+    source_file(path)  # a regular file of at most 1 MiB, checked before Python reads it
     try:
-        return runpy.run_path(str(path), run_name="__rasp__")
+        with _prints_to_stderr():
+            return runpy.run_path(str(path), run_name="__rasp__")
     except SyntaxError as exc:  # the one form of every notation's syntax errors
         text = path.read_text(encoding="utf-8", errors="replace")
         before = text.splitlines(keepends=True)[: max((exc.lineno or 1) - 1, 0)]
@@ -178,7 +190,8 @@ def _as_sop(obj: Any, name: str, path: Path) -> R.SOp:
         return from_tracr(obj)
     if callable(obj) and not isinstance(obj, type):
         try:
-            made = obj()
+            with _prints_to_stderr():
+                made = obj()
         except TypeError as exc:
             raise HardsoftError(
                 f"{name} in {path} is a function that needs arguments ({exc}); give an SOp or a "

@@ -29,6 +29,7 @@ reason (:attr:`Lowering.bounded`).
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -40,13 +41,14 @@ from hardsoft.programs import dsl
 from hardsoft.programs.dsl import Linear, Position, Token
 from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp import gadgets as G
-from hardsoft.programs.rasp.aggregate import Selections
+from hardsoft.programs.rasp.aggregate import OTHERS, Selections
 from hardsoft.programs.rasp.domains import (
     Bound,
     Domain,
     Finite,
     Ints,
     Reals,
+    Tuples,
     affine_bounds,
     distinct,
     dyadic_scale,
@@ -57,15 +59,18 @@ from hardsoft.programs.rasp.domains import (
 )
 from hardsoft.programs.rasp.gadgets import Onehot, finite_compare, int_compare
 from hardsoft.programs.rasp.graph import statements, topological
-from hardsoft.programs.rasp.lambdas import read_map
+from hardsoft.programs.rasp.lambdas import read_map, read_pack, read_unpack, unread_reason
 from hardsoft.programs.rasp.lowered import Low, Note, Ratio, enumerate_values
 from hardsoft.programs.rasp.ops import (
     Affine,
     Compare,
     Compose,
     ElementOp,
+    FloorDiv,
     Logic,
     LogicKind,
+    Modulo,
+    Pack,
     Product,
     Relation,
 )
@@ -77,10 +82,11 @@ _DENOM = {
     "strict-future": lambda: Position("i") - 1.0,
     "past": lambda: Position("n") - Position("i") + 1.0,
     "strict-past": lambda: Position("n") - Position("i"),
+    "others": lambda: Position("n") - 1.0,
 }
 """How many positions each mask allows at position i (1-based), as a linear form."""
 
-_EMPTY = {"strict-future": "[i=1]", "strict-past": "[i=n]"}
+_EMPTY = {"strict-future": "[i=1]", "strict-past": "[i=n]", "others": "[n=1]"}
 """Where a strict mask allows no position: a 0/1 position feature."""
 
 _INDEX = Bound(0, 0), Bound(1, -1)
@@ -98,8 +104,10 @@ class Lowering:
         vocab: tuple[Any, ...],
         symbols: tuple[str, ...],
         max_len: int | None = None,
+        causal: bool = False,
     ) -> None:
         self.program = program
+        self.causal = causal
         self.vocab = vocab
         self.symbols = symbols
         self.max_len = max_len
@@ -120,6 +128,8 @@ class Lowering:
             lambda s: self.low(s).domain,
             lambda s, user: self.finite(self.low(s), user),
             self.name,
+            lambda s: self.low(s).index_affine,
+            causal,
         )
 
     # ---- bookkeeping ---------------------------------------------------------------------
@@ -163,6 +173,13 @@ class Lowering:
     def number(self, x: Low) -> Linear:
         if x.number is None and x.recover is not None:
             x.number = x.recover()
+        if x.number is None and x.scaled is not None and x.scaled.unit == OTHERS:
+            raise Unsupported(
+                x.name,
+                "is a mean over j != i, carried as its sum over j != i divided by n: its value "
+                "needs a division by n - 1, which no layer computes exactly (it can be an "
+                "output, or compared with a constant)",
+            )
         if x.number is None:
             d = x.domain
             if not isinstance(d, Finite) or not d.numeric:
@@ -207,13 +224,15 @@ class Lowering:
             raise Unsupported(
                 user,
                 f"needs the values of {x.name} as a finite table, but they are "
-                f"{d.describe()}: no table of them exists at any length",
+                f"{d.describe()}, which hardsoft does not list (it lists the values at "
+                "n <= N of integers, of affine maps of them and of means of integers)",
             )
         if self.max_len is None:
+            grows = "grow with" if isinstance(d, Ints) else "depend on"
             raise Unsupported(
                 user,
                 f"needs the values of {x.name} as a finite table, but they are "
-                f"{d.describe()}, which grow with the length n",
+                f"{d.describe()}, which {grows} the length n",
                 boundable=True,
             )
         found = self._views.get(id(x))
@@ -249,7 +268,7 @@ class Lowering:
             onehot = {c: Token(s).lin() for c, s in enumerate(self.symbols)}
             return Low(name, Finite(self.vocab), onehot=onehot)
         if isinstance(sop, R.IndicesType):
-            return Low(name, Ints(*_INDEX), number=Position("i") - 1.0)
+            return Low(name, Ints(*_INDEX), number=Position("i") - 1.0, index_affine=(1, 0))
         if isinstance(sop, R.LengthType):
             return Low(name, Ints(Bound(1, 0), Bound(1, 0)), number=Position("n").lin())
         if isinstance(sop, R.Full):
@@ -341,6 +360,8 @@ class Lowering:
         x = self.low(sop.inner)
         if isinstance(x.domain, Finite) and (x.onehot is not None or sop.op is None):
             return self._table(who, name, sop.f, [x])
+        if x.parts is not None:
+            return self._unpack(who, name, sop, x)
         op = sop.op or self._read(name, sop.f, 1)
         if op is not None:
             try:
@@ -354,9 +375,9 @@ class Lowering:
             raise Unsupported(
                 who,
                 f"applies a Python function to {x.name}, whose values are "
-                f"{x.domain.describe()} and grow with the length n; a function is a table "
-                "only over finitely many values",
-                boundable=isinstance(x.domain, Ints),
+                f"{x.domain.describe()} and {_change(x)}; a function is a table only over "
+                f"finitely many values (the function is not read: {unread_reason(sop.f)})",
+                boundable=_listable(x),
             )
         return self._table(who, name, sop.f, [x])
 
@@ -372,13 +393,15 @@ class Lowering:
                     raise Unsupported(
                         who,
                         f"applies a Python function to {cur.name} ({cur.domain.describe()}), "
-                        "whose values grow with the length n",
-                        boundable=isinstance(cur.domain, Ints),
+                        f"whose values {_change(cur)}",
+                        boundable=_listable(cur),
                     )
                 cur = self._op1(who, f"{name}.{k}" if k < len(steps) - 1 else name, step, cur)
             return cur
         if isinstance(op, Affine):
             return self._affine(who, name, op, [x])
+        if isinstance(op, (Modulo, FloorDiv)):
+            return self._modular(who, name, op, x)
         if isinstance(op, Compare):
             return self._compare(who, name, x, op.relation, op.const)
         if isinstance(op, Logic) and op.kind is LogicKind.NOT:
@@ -427,6 +450,9 @@ class Lowering:
             dom = Reals(lo_f, hi_f, nullable)
         low = Low(name, dom, number=number, none=self._none_of(xs, name))
         low.formula = op.describe(*(x.term for x in xs))
+        if len(xs) == 1 and op.integral and xs[0].index_affine is not None:
+            a, b = xs[0].index_affine
+            low.index_affine = (op.coefs[0] * a, op.coefs[0] * b + op.const)
         if not isinstance(dom, Finite):
             low.values_at = _affine_values(op, xs)
         ratios = [x.ratio for x in xs]
@@ -439,6 +465,62 @@ class Lowering:
                 low.ratio = total.affine(Fraction(1), Fraction(const))
         self.gadget(name, f"affine map {op.describe(*(x.name for x in xs))}: a linear form")
         return low
+
+    def _modular(self, who: str, name: str, op: Modulo | FloorDiv, x: Low) -> Low:
+        """``x % m`` (a one-hot of the residue) or ``x // m`` (``(x − x % m)/m``, a linear
+        form) for an integer x whose residue is known exactly (:meth:`residues`)."""
+        m = op.modulus
+        res = self.residues(x, m, who)
+        if isinstance(op, Modulo):
+            self.gadget(name, f"{x.name} % {m}: the residue as a one-hot (MOD)")
+            return Low(name, Finite(tuple(range(m)), x.domain.nullable), onehot=dict(res))
+        d = x.domain
+        assert isinstance(d, Ints)
+        rem = G.lin_sum([res[r] * float(r) for r in range(1, m)])
+        number = (self.integer(x, who) - rem) * (1.0 / m)
+        lo = Bound(d.lo.a / m, (d.lo.b - m + 1) / m)  # floor(x / m) >= (x - m + 1) / m
+        hi = Bound(d.hi.a / m, d.hi.b / m)
+        self.gadget(name, f"{x.name} // {m}: (x - x % {m}) / {m}, a linear form of the residue")
+        return Low(name, Ints(lo, hi, d.nullable), number=number, none=x.none)
+
+    def residues(self, x: Low, m: int, who: str) -> Onehot:
+        """The one-hot of ``x mod m`` for an integer SOp: from the position features
+        ``[i mod m = r]`` for an affine map of indices, or (an integer in [0, n]) by a table
+        lookup of position max(x, 1) reading them there (cf. the MOD gadget of the logic
+        compiler)."""
+        d = x.domain
+        if not isinstance(d, Ints):
+            raise Unsupported(who, f"takes {x.name} mod {m}, but its values are {d.describe()}")
+        if x.index_affine is not None:  # a·(i − 1) + b: a table of (i − 1) mod m
+            a, b = x.index_affine
+            at = {r: Position(f"[i mod {m} = {(r + 1) % m}]").lin() for r in range(m)}
+            return {
+                v: G.lin_sum([at[r] for r in range(m) if (a * r + b) % m == v]) for v in range(m)
+            }
+        if not d.within(Bound(0, 0), Bound(1, 0)):
+            raise Unsupported(
+                who,
+                f"takes {x.name} mod {m}: its values ({d.describe()}) are neither an affine map "
+                "of indices nor in [0, n], where a lookup of position x reads x mod m",
+                boundable=True,
+            )
+        if self.causal:
+            raise Unsupported(
+                who,
+                f"takes {x.name} mod {m} by a lookup of position {x.name}, which may be later "
+                "than i: causal=True allows no such head",
+            )
+        v = self.integer(x, who)
+        feats = [Position(f"[i mod {m} = {r}]") for r in range(m)]
+        head = dsl.lookup_int(v, feats, label=f"{x.name}.mod{m}")
+        zero = dsl.is_zero(v, label=f"{x.name}.zero")
+        out: Onehot = {}
+        for r in range(m):
+            read = G.gate(1.0 - zero, head.outs[r], 0.0, 1.0, label=f"{x.name}.mod{m}.{r}")
+            out[r] = G.not_none(read + zero if r == 0 else read, self.none(x))
+        self.gadget(x.name, f"{x.name} mod {m}: a table lookup of position x (score 2xj - j^2, "
+                    "gap 1) reading the features [j mod m = r]")  # fmt: skip
+        return out
 
     def _none_of(self, xs: list[Low], name: str) -> Linear | None:
         flags = [f for f in (self.none(x) for x in xs) if f is not None]
@@ -495,7 +577,11 @@ class Lowering:
         empty = _EMPTY.get(ratio.mask)
         if empty is None:
             return truth
-        flag = Position(empty).lin()
+        flag = (
+            dsl.and_(Position("[i=1]"), Position("[i=n]"), label=f"{name}.n1").lin()
+            if empty == "[n=1]"
+            else Position(empty).lin()
+        )
         fallback = ratio.default is not None and rel.holds(ratio.default, c)
         return G.gate(1.0 - flag, truth, 0.0, 1.0, label=f"{name}.nonempty") + flag * float(
             fallback
@@ -507,6 +593,9 @@ class Lowering:
         if isinstance(x.domain, Finite) and isinstance(y.domain, Finite):
             return self._table(who, name, sop.f, [x, y])
         op = sop.op or self._read(name, sop.f, 2)
+        pack = read_pack(sop.f) if op is None and self.max_len is None else None
+        if pack is not None:
+            return self._pack(name, pack, x, y)
         try:
             if isinstance(op, Affine):
                 return self._affine(who, name, op, [x, y])
@@ -523,11 +612,53 @@ class Lowering:
             raise Unsupported(
                 who,
                 f"applies a Python function to {' and '.join(v.name for v in unbounded)}, whose "
-                "values grow with the length n; a function is a table only over finitely many "
-                "values",
-                boundable=all(isinstance(v.domain, Ints) for v in unbounded),
+                f"values {_change(unbounded[0])}; a function is a table only over finitely many "
+                f"values (the function is not read: {unread_reason(sop.f)})",
+                boundable=all(_listable(v) for v in unbounded),
             )
         return self._table(who, name, sop.f, [x, y])
+
+    def _pack(self, name: str, pack: Pack, x: Low, y: Low) -> Low:
+        """A tuple of SOps (one unbounded) carried as its components: Tracr's
+        ``make_nary_sequencemap`` builds ``(*x, y)`` step by step."""
+        head = [x]
+        if x.parts is not None and pack.flatten:
+            head = list(x.parts)
+        elif pack.flatten and isinstance(x.domain, Finite) and x.domain.values:
+            sizes = {len(v) if isinstance(v, tuple) else None for v in x.domain.values}
+            if len(sizes) != 1:
+                raise Unsupported(
+                    name, f"packs {x.name}, whose values are tuples of different sizes"
+                )
+            (size,) = sizes
+            if size is not None:  # components of a finite tuple: tables
+                head = [
+                    self._table(name, f"{name}[{k}]", operator.itemgetter(k), [x])
+                    for k in range(size)
+                ]
+        parts = [*head, y]
+        nullable = any(p.domain.nullable for p in parts)
+        self.gadget(name, f"the tuple {pack.describe(x.name, y.name)}: carried as its components")
+        return Low(name, Tuples(tuple(p.domain for p in parts), nullable), parts=parts)
+
+    def _unpack(self, who: str, name: str, sop: R.Map, x: Low) -> Low:
+        """A function of a tuple carried as its components, read as a function of them."""
+        assert x.parts is not None
+        op = read_unpack(sop.f, len(x.parts))
+        if op is None:
+            raise Unsupported(
+                who,
+                f"applies a Python function to the tuples {x.name} ({x.domain.describe()}), "
+                "which is not read as an affine map of their components",
+                boundable=True,
+            )
+        self.gadget(name, f"read the lambda as {op.describe(x.name)}")
+        if isinstance(op.inner, Affine):
+            return self._affine(who, name, op.inner, list(x.parts))
+        if isinstance(op.inner, Compare) and op.inner.binary:
+            diff = self._affine(who, f"{name}.diff", Affine((1, -1)), list(x.parts))
+            return self._compare(who, name, diff, op.inner.relation, 0)
+        raise Unsupported(who, f"{op.describe(x.name)} has no exact gadget", boundable=True)
 
     def _product(self, who: str, name: str, x: Low, y: Low) -> Low:
         """``x * y`` where one factor is 0 or 1 and the other bounded: a ReLU gate."""
@@ -546,6 +677,20 @@ class Lowering:
                 self.gadget(name, f"{b.name} * {v.name}: a ReLU gate")
                 return Low(name, dom, number=number, none=self._none_of([x, y], name))
         raise Unsupported(who, "multiplies two SOps, neither of which only takes 0 and 1")
+
+
+def _listable(x: Low) -> bool:
+    """Whether a bounded compile can list the values of ``x`` at n <= N."""
+    return isinstance(x.domain, Ints) or x.values_at is not None
+
+
+def _change(x: Low) -> str:
+    """How the values of an unbounded SOp depend on n, for reasons."""
+    if isinstance(x.domain, Ints):
+        return "grow with the length n"
+    if x.values_at is not None:
+        return "depend on the length n (finitely many at n <= N)"
+    return "are not listed by hardsoft (it lists integers, affine maps of them, means of integers)"
 
 
 def _affine_values(op: Affine, xs: list[Low]) -> Callable[[int], tuple[Any, ...]] | None:

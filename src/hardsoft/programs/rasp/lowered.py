@@ -41,6 +41,8 @@ class Low:
     ratio: Ratio | None = None
     values_at: Callable[[int], tuple[Any, ...]] | None = None  # its values at n <= N
     formula: str | None = None  # how it is computed, where that is a formula (an affine map)
+    index_affine: tuple[int, int] | None = None  # (a, b): the value is a·(i − 1) + b
+    parts: list[Low] | None = None  # a tuple carried as its components
 
     def describe(self, extra: str = "") -> str:
         """The SOp and its values, for reasons: ``keys = digit + 0.1*indices (real numbers)``."""

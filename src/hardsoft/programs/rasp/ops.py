@@ -200,6 +200,62 @@ class Quotient(ElementOp):
 
 
 @dataclass(frozen=True)
+class Modulo(ElementOp):
+    """``x % m`` for a positive integer ``m`` (Python's remainder: in [0, m))."""
+
+    modulus: int
+
+    def __call__(self, *args: Any) -> Any:
+        return args[0] % self.modulus
+
+    def describe(self, *names: str) -> str:
+        return f"{names[0]} % {self.modulus}"
+
+
+@dataclass(frozen=True)
+class FloorDiv(ElementOp):
+    """``x // m`` for a positive integer ``m`` (Python's floor division)."""
+
+    modulus: int
+
+    def __call__(self, *args: Any) -> Any:
+        return args[0] // self.modulus
+
+    def describe(self, *names: str) -> str:
+        return f"{names[0]} // {self.modulus}"
+
+
+@dataclass(frozen=True)
+class Pack(ElementOp):
+    """``(x, y)``, or with ``flatten`` Tracr's ``make_nary_sequencemap`` step ``(*x, y) if
+    isinstance(x, tuple) else (x, y)``: a tuple of the arguments."""
+
+    flatten: bool = False
+    arity = 2
+
+    def __call__(self, *args: Any) -> Any:
+        x, y = args
+        return (*x, y) if self.flatten and isinstance(x, tuple) else (x, y)
+
+    def describe(self, *names: str) -> str:
+        return f"({'*' if self.flatten else ''}{names[0]}, {names[1]})"
+
+
+@dataclass(frozen=True)
+class Unpack(ElementOp):
+    """``f(*args)`` of a tuple, ``f`` read as ``inner`` (``lambda args: f(*args)``)."""
+
+    inner: ElementOp
+    size: int
+
+    def __call__(self, *args: Any) -> Any:
+        return self.inner(*args[0])
+
+    def describe(self, *names: str) -> str:
+        return self.inner.describe(*(f"{names[0]}[{k}]" for k in range(self.size)))
+
+
+@dataclass(frozen=True)
 class Compose(ElementOp):
     """``outer(inner(x))``: what Tracr's Map simplification makes of a Map of a Map."""
 

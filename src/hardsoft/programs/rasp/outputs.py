@@ -22,6 +22,7 @@ from hardsoft.errors import HardsoftError
 from hardsoft.programs import dsl
 from hardsoft.programs.dsl import Linear
 from hardsoft.programs.rasp import api as R
+from hardsoft.programs.rasp.aggregate import OTHERS
 from hardsoft.programs.rasp.domains import Finite, Ints, Reals
 from hardsoft.programs.rasp.lower import Low, Lowering
 from hardsoft.programs.rasp.selectors import Unsupported
@@ -107,6 +108,9 @@ def _numerical(lw: Lowering, stmt: str, low: Low) -> list[Output]:
         )
     if low.scaled is not None and low.number is None:
         form = low.scaled.form
+        if low.scaled.unit == OTHERS:  # a mean over j != i: only this form exists
+            entry = _entry(stmt, stmt, "number", "exact", unit=OTHERS)
+            return [Output(form, entry, None), *_none_output(lw, stmt, low)]
         if not tieless_upstream(form):
             entry = _entry(stmt, stmt, "number", "round", unit=f"count/{low.scaled.unit}")
             return [Output(form, entry, 0.5), *_none_output(lw, stmt, low)]
@@ -126,6 +130,11 @@ def _numerical(lw: Lowering, stmt: str, low: Low) -> list[Output]:
     return [out, *_none_output(lw, stmt, low)]
 
 
+def dict_update(o: Output, **extra: Any) -> Output:
+    """``o`` with ``extra`` added to its meta entry."""
+    return Output(o.form, {**o.entry, **extra}, o.precision)
+
+
 def _one() -> Linear:
     return dsl.as_linear(1.0)
 
@@ -133,6 +142,12 @@ def _one() -> Linear:
 def _categorical(lw: Lowering, stmt: str, low: Low) -> list[Output]:
     d = low.domain
     user = f"the categorical output {stmt}"
+    if isinstance(d, Ints):
+        # integers that grow with n (a count, the length, indices): one output holding the
+        # integer, read by rounding; a one-hot would need one coordinate per value
+        lw.gadget(stmt, "a categorical SOp of integers that grow with n: one output holding "
+                  "the integer (read by rounding), not one coordinate per value")  # fmt: skip
+        return [dict_update(o, categorical=True) for o in _numerical(lw, stmt, low)]
     if not isinstance(d, Finite):
         try:
             fin = lw.finite(low, user)

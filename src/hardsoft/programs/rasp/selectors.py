@@ -77,9 +77,12 @@ def is_comparison_tree(pred: Any) -> bool:
     return False
 
 
-def order_truth(pred: Any) -> dict[str, bool]:
-    """A Comparison tree on integer positions, per region."""
-    return {r: bool(pred(*_REPRESENTATIVE[r])) for r in REGIONS}
+def order_truth(pred: Any, slope: int = 1) -> dict[str, bool]:
+    """A Comparison tree on ``slope·j + b`` (keys) and ``slope·i + b`` (queries), per region:
+    it depends only on the order of j and i, reversed where the slope is negative."""
+    return {
+        r: bool(pred(*(slope * p for p in _REPRESENTATIVE[r]))) for r in REGIONS
+    }  # fmt: skip
 
 
 @dataclass
@@ -147,18 +150,30 @@ class SelectorAnalysis:
         domain: Callable[[R.SOp], Any],
         finite: Callable[[R.SOp, str], Finite],
         name: Callable[[R.RASPExpr], str],
+        index_form: Callable[[R.SOp], tuple[int, int] | None] = lambda s: None,
+        causal: bool = False,
     ) -> None:
         self.domain = domain
         self.finite = finite  # an SOp's finite domain, or Unsupported/bounded conversion
         self.name = name
+        self.index_form = index_form  # (a, b) where the SOp is a·indices + b
+        self.causal = causal
 
     def analyse(self, sel: R.Selector, user: str, *, lookups: bool = True) -> TableForm | Lookup:
         """The selector's normal form; ``lookups=False`` reads a lookup as a table too (a
         bounded compile, where its keys have no lookup gadget)."""
         sel = self.rewrite(sel)
         lookup = self._lookup(sel) if lookups else None
+        if lookup is not None and self.causal and not self._behind(lookup):
+            raise Unsupported(
+                user,
+                "is a lookup (Select of indices with ==) that may select a later position, "
+                "which causal=True masks: hardsoft's lookup gadget has no causal form",
+            )
         if lookup is not None:
             return lookup
+        if self.causal:  # Tracr's causal_eval: every selector ANDed with j <= i
+            sel = R.SelectorAnd(sel, R.Select(R.indices, R.indices, R.Comparison.LEQ))
         tree = self._tree(sel, user)
         atoms: list[TableAtom] = []
         _collect(tree, atoms)
@@ -192,7 +207,11 @@ class SelectorAnalysis:
         if reading is None:
             return sel
         out = _equivalent(sel, reading, self.name(sel))
-        return sel if out is None else out
+        if out is None:
+            return sel
+        if isinstance(out.predicate, R.Comparison) and out.predicate.relation is not None:
+            return self._against_constant(out, out.predicate.relation)  # ``lambda k, q: k <= 2``
+        return out
 
     def _against_constant(self, sel: R.Select, rel: Relation) -> R.Select:
         """A Comparison of an unbounded SOp with an SOp holding one constant value (``Select(
@@ -209,6 +228,12 @@ class SelectorAnalysis:
             holds = sel.queries._compare(rel.flipped, v).named(f"{name}.query")
             return R.Select(R.Full(True), holds, R.Comparison.EQ)
         return sel
+
+    def _behind(self, lookup: Lookup) -> bool:
+        """Whether a lookup of j = q(i) always selects j <= i (``q = indices − c``, c >= 0),
+        so that the causal mask does not change it."""
+        form = None if lookup.inverse else self.index_form(lookup.queries)
+        return form is not None and form[0] == 1 and form[1] <= 0
 
     def _lookup(self, sel: R.Selector) -> Lookup | None:
         if not isinstance(sel, R.Select) or sel.predicate is not R.Comparison.EQ:
@@ -241,6 +266,9 @@ class SelectorAnalysis:
             return _Leaf(truth=order_truth(sel.predicate))
         if both_indices and is_comparison_tree(sel.predicate):
             return _Leaf(truth=order_truth(sel.predicate))
+        slope = self._common_slope(sel)
+        if slope is not None and is_comparison_tree(sel.predicate):
+            return _Leaf(truth=order_truth(sel.predicate, slope))
         if isinstance(sel.predicate, R.Comparison) and sel.predicate in (
             R.Comparison.TRUE,
             R.Comparison.FALSE,
@@ -250,6 +278,16 @@ class SelectorAnalysis:
         kd = self.finite(sel.keys, why)
         qd = self.finite(sel.queries, why)
         return _Leaf(atom=TableAtom(sel.keys, sel.queries, _table(sel, kd, qd, self.name)))
+
+    def _common_slope(self, sel: R.Select) -> int | None:
+        """The slope a where keys and queries are the same affine map ``a·indices + b`` of
+        indices (``1 - indices`` against itself): a comparison of them is an order selector."""
+        if isinstance(self.domain(sel.keys), Finite):
+            return None
+        kf, qf = self.index_form(sel.keys), self.index_form(sel.queries)
+        if kf is None or kf != qf:
+            return None
+        return kf[0]
 
     def _eval(self, tree: Node, region: str, form: TableForm) -> np.ndarray:
         shape = (len(form.query_codes), len(form.key_codes))
