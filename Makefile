@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install -q -c constraints.txt
 OUT ?= reports/
 
-.PHONY: test test-gpu test-min reproduce reproduce-full lint bench clean
+.PHONY: test test-cpus test-gpu test-min reproduce reproduce-full lint bench clean
 
 # A user's install (no extras) must run the CLI: a command once imported click, which only the
 # dev venv had. Checked here, before the dev extras arrive (tests/test_dependencies.py scans
@@ -25,6 +25,23 @@ test: $(VENV)/.stamp-dev
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
+
+# The float-comparing tests (marked floatcmp) under each of MKL's code paths (MKL_CBWR: the
+# kernels MKL picks, and so how a matrix product rounds) and each ATen CPU capability (torch's
+# own vectorised kernels): a test that holds only with this CPU's kernels fails here. Each run
+# first prints the path that took effect (MKL_VERBOSE's "CNR:" field, torch's capability).
+# docs/errors.md "Float exactness on other CPUs".
+CPU_PATHS ?= MKL_CBWR=AVX512 MKL_CBWR=AVX2 MKL_CBWR=SSE4_2 MKL_CBWR=COMPATIBLE \
+	ATEN_CPU_CAPABILITY=default ATEN_CPU_CAPABILITY=avx2
+test-cpus: $(VENV)/.stamp-dev
+	@for path in $(CPU_PATHS); do \
+		echo "test-cpus: $$path: $$(env $$path MKL_VERBOSE=1 $(PY) -c 'import torch; \
+			a = torch.ones(8, 8, dtype=torch.float64); a @ a; \
+			print("ATen", torch.backends.cpu.get_cpu_capability())' \
+			| grep -o 'CNR:[A-Z0-9_]*\|ATen .*' | tr '\n' ' ')"; \
+		env $$path OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile -p no:cacheprovider \
+			-m "floatcmp and not slow and not gpu" || exit 1; \
+	done
 
 # The GPU checks (tests marked gpu: every --device command on CUDA against the CPU result).
 # Without CUDA: one line, exit 0. benchmarks/gpu_check.sh runs this and the GPU benchmarks.

@@ -18,8 +18,8 @@ import torch
 
 from hardsoft.languages import get_language
 from hardsoft.model.spec import eval_tau
-from hardsoft.programs.build import build
-from hardsoft.programs.interpret import interpret_many
+from hardsoft.programs.ahat.build import build
+from hardsoft.programs.ahat.interpret import interpret_many
 
 from _common import environment, sync
 

@@ -31,7 +31,7 @@ from hardsoft.compile import compile_formula
 from hardsoft.experiments.long_inputs import word_ids
 from hardsoft.languages import get_language
 from hardsoft.logic import evaluate, get_formula
-from hardsoft.programs.routes import model_sizes
+from hardsoft.programs.compiled import model_sizes
 from hardsoft.programs.source import load_program
 
 from _common import environment

@@ -34,9 +34,9 @@ from pathlib import Path
 import numpy as np
 
 from hardsoft.check import check_model
+from hardsoft.programs.compiled import model_sizes
 from hardsoft.programs.crasp import from_text
 from hardsoft.programs.reference import program_reference
-from hardsoft.programs.routes import model_sizes
 
 from _common import environment
 

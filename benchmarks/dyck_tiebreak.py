@@ -25,10 +25,10 @@ import numpy as np
 import torch
 
 from hardsoft.model.fastpath import fast_paths
-from hardsoft.programs import library
-from hardsoft.programs.compile import TIEBREAK, compile_program
-from hardsoft.programs.dsl import Linear, Position, attend, lookup_int, relu, step
-from hardsoft.programs.soften import certificate, soften
+from hardsoft.programs.ahat import library
+from hardsoft.programs.ahat.compile import TIEBREAK, compile_program
+from hardsoft.programs.ahat.dsl import Linear, Position, attend, lookup_int, relu, step
+from hardsoft.programs.ahat.soften import certificate, soften
 
 from _common import environment
 

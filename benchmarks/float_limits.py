@@ -1,4 +1,4 @@
-"""Derived float limits (hardsoft.programs.rounding) against measurement, float32.
+"""Derived float limits (hardsoft.programs.ahat.rounding) against measurement, float32.
 
 For every shipped RASP program (Tracr's library, @tracr_lib) and the §6 tieless programs:
 the certificate's float64 and float32 limits and what binds them; then, in float32, the model
@@ -24,7 +24,7 @@ import torch
 from benchmarks._common import environment
 from hardsoft.check import check_language
 from hardsoft.languages.hard_words import hard_words
-from hardsoft.programs.build import build
+from hardsoft.programs.ahat.build import build
 from hardsoft.programs.check_source import check_program
 from hardsoft.programs.source import example_programs, load_program
 

@@ -26,7 +26,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import random
+import subprocess
 import sys
 import time
 import traceback
@@ -188,8 +190,9 @@ def markdown(results: dict[str, Any], env: dict[str, Any], checkout: str) -> str
         "# InterpBench's Tracr programs through hardsoft.rasp",
         "",
         f"Produced by `python benchmarks/interpbench.py` on a checkout of InterpBench ({checkout})"
-        f". {env['date']}, {env['machine']}, {env['cpu_count']} CPUs (shared with other jobs), "
-        f"Python {env['python']}, torch {env['torch']}.",
+        f", on hardsoft commit {env.get('hardsoft', '?')}. {env['date']} (load average "
+        f"{env.get('load_average', '?')}), {env['machine']}, {env['cpu_count']} CPUs (shared with "
+        f"other jobs), Python {env['python']}, torch {env['torch']}.",
         "",
         "Each case's program is loaded with `tracr.rasp` aliased to `hardsoft.rasp`, compiled "
         "for `soft-temperature` (or `average-hard` where noted), and checked against "
@@ -223,6 +226,13 @@ def markdown(results: dict[str, Any], env: dict[str, Any], checkout: str) -> str
     return "\n".join(lines)
 
 
+def git_commit(path: Path) -> str:
+    """The short commit of a git checkout ("?" where it is none)."""
+    run = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True)  # fmt: skip
+    return run.stdout.strip() or "?"
+
+
 def _case_key(name: str) -> tuple[int, str]:
     tail = name.removeprefix("case_")
     return (int(tail), "") if tail.isdigit() else (10**6, tail)
@@ -244,6 +254,7 @@ def main() -> None:
     from _common import environment
 
     results: dict[str, Any] = {}
+    load = round(os.getloadavg()[0], 1)  # at the start: the run itself adds one
     for path in cases:
         if args.only and path.stem not in args.only.split(","):
             continue
@@ -252,10 +263,12 @@ def main() -> None:
         print(path.stem, r["status"], r.get("reason", "")[:100], r.get("check", {}).get(
             "mismatches"), r.get("seconds"), flush=True)  # fmt: skip
     env = environment("cpu")
+    env.update(load_average=load, hardsoft=git_commit(ROOT))
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps({"env": env, "results": results}, indent=1,
                                                    default=str))  # fmt: skip
-    out.write_text(markdown(results, env, str(checkout.name)))
+    corpus = f"FlyingPumba/InterpBench at commit {git_commit(checkout)}"
+    out.write_text(markdown(results, env, corpus))
     print("wrote", out)
 
 

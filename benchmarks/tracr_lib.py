@@ -182,6 +182,8 @@ def tracr_worker(args: argparse.Namespace) -> None:
         mlp_exactness=SETTINGS[args.setting],
     )  # fmt: skip
     compile_cpu = time.process_time() - start
+    if args.jax_cache:  # after the timed compile: it stays a cold compile in a fresh process
+        _reuse_compiled_ops(args.jax_cache)
     params = sum(int(v.size) for layer in model.params.values() for v in layer.values())
     rng = random.Random(args.max_seq_len)
     checks = {"constant": _tally(), "random": _tally()}
@@ -193,6 +195,19 @@ def tracr_worker(args: argparse.Namespace) -> None:
             _score(checks[kind], _tracr_eval(rasp, program, w), out, n)
     print(json.dumps({"parameters": params, "compile_cpu_s": round(compile_cpu, 2),
                       "checks": checks, "lengths": checked_lengths(args.max_seq_len)}))  # fmt: skip
+
+
+def _reuse_compiled_ops(path: str) -> None:
+    """Let the checks' eager forward passes reuse the XLA executables that earlier rows compiled
+    for the same shapes (jax's persistent cache: the same executables, so the same outputs;
+    each length otherwise compiles every operation again, most of a row's CPU time)."""
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache
+
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    compilation_cache.set_cache_dir(path)
+    compilation_cache.reset_cache()  # read again on the next compile: the directory is new
 
 
 def checked_lengths(n: int) -> list[int]:
@@ -255,9 +270,12 @@ def run_tracr(args: argparse.Namespace, name: str, n: int, setting: str) -> dict
     ``--memory-gb`` of resident memory, and recorded as such."""
     cmd = [args.tracr_python, __file__, "--worker", "--program", name, "--max-seq-len", str(n),
            "--setting", setting, "--tracr", args.tracr, "--samples", str(args.samples)]  # fmt: skip
+    if args.jax_cache:
+        cmd += ["--jax-cache", args.jax_cache]
     measured = {
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "load_average": round(os.getloadavg()[0], 1),
+        "checks_reuse_compiled_ops": bool(args.jax_cache),
     }
     code, stdout, err, extra = _subprocess(cmd, args.timeout, args.memory_gb)
     measured.update(extra)
@@ -598,6 +616,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=900, help="wall seconds per Tracr row")
     ap.add_argument("--memory-gb", type=float, default=8.0, help="memory per Tracr row")
     ap.add_argument("--only", default="", help="comma-separated lib functions")
+    ap.add_argument("--jax-cache", help="a directory where Tracr rows share jax's compiled "
+                    "operations for their checks (not for the timed compile)")  # fmt: skip
     ap.add_argument("--ours-only", action="store_true")
     ap.add_argument("--tracr-only", action="store_true")
     ap.add_argument("--table-only", action="store_true")

@@ -184,7 +184,7 @@ def test_symbol_outside_the_alphabet() -> None:
         read_program("Q_a(i)\nQ_c(i)\n", alphabet="ab")
     p = read_program("Q_a(i)\n", alphabet="ab")  # an extra symbol is fine
     assert p.alphabet == ("a", "b") and p.run("ba").values["Q_a"] == [False, True]
-    with pytest.raises(HardsoftError, match="symbol 'c' at position 2 is not in the alphabet"):
+    with pytest.raises(HardsoftError, match="'c' at position 2 is not in the program's alphabet"):
         p.run("ac")
 
 

@@ -141,13 +141,16 @@ def test_causal_rejects_future_operators(text: str) -> None:
         compile_formula(text, "01", "soft-temperature", causal=True)
 
 
+@pytest.mark.floatcmp
 def test_causal_prefix_outputs_do_not_depend_on_the_future() -> None:
-    """Past-fragment outputs at position i are the same whatever follows (exact outputs)."""
+    """Past-fragment outputs at position i are the same whatever follows: the readout exactly,
+    the values up to rounding (n = 25 and n = 40 are BLAS calls of other shapes)."""
     model = compiled("MOD(2, 1)(#<['1']) & '0' S '1'", "01", "soft-temperature", True)
     ids = np.random.default_rng(3).integers(0, 2, size=(3, 40))
     full = outputs(model, ids).outputs[..., 0].numpy()
     prefix = outputs(model, ids[:, :25]).outputs[..., 0].numpy()
-    assert np.array_equal(full[:, :25], prefix)
+    assert np.array_equal(full[:, :25] > 0.5, prefix > 0.5)
+    np.testing.assert_allclose(full[:, :25], prefix, rtol=0, atol=1e-12)
 
 
 def test_bad_inputs_are_user_errors() -> None:
@@ -194,6 +197,7 @@ def test_weights_do_not_depend_on_n_and_features_bounded() -> None:
     assert hard["exact_by_construction"] is True
 
 
+@pytest.mark.floatcmp
 def test_certificate_contents_and_saved_metadata(tmp_path) -> None:
     model = compile_formula("MOD(2, 1)(#<['1'])", "01", "soft-temperature", n=500)
     cert = model.meta["certificate"]

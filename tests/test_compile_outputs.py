@@ -115,7 +115,7 @@ def test_cli_outputs(tmp_path) -> None:
         "--output",
         "prev=Y '1'",
         "--output",
-        "odd=parity-mod",
+        "odd=@parity-mod",
         "--alphabet",
         "01",
         "-o",

@@ -158,7 +158,7 @@ def test_integer_uhat_certified_by_the_grid() -> None:
 
 
 def test_program_gaps_are_the_declared_ones() -> None:
-    from hardsoft.programs.build import build
+    from hardsoft.programs.ahat.build import build
 
     b = build("flipflop", None, "average-hard", exhaustive_up_to=3, sampled_lengths=())
     hard = b.compiled.model

@@ -236,7 +236,8 @@ def test_symbols_outside_the_alphabet_name_the_statement() -> None:
     assert p.alphabet == ("a", "b") and p.alphabet_declared
     with pytest.raises(HardsoftError, match="not in the program's alphabet"):
         p.run("abc")
-    assert from_text('x = "a"\n').run("abc").accept is False  # inferred alphabet: any symbol
+    with pytest.raises(HardsoftError, match="'b' at position 2 is not in the program's alphabet"):
+        from_text('x = "a"\n').run("abc")  # the inferred alphabet, as the compiled model's
 
 
 def test_outputs_must_be_boolean_statements() -> None:

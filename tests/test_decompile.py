@@ -203,6 +203,7 @@ def test_named_outputs_and_readout() -> None:
     assert_agrees(model, d.formulas, _words("ab", 7, 10, 100, seed=3))
 
 
+@pytest.mark.floatcmp
 def test_class_table_scores_come_from_the_model() -> None:
     model = _random("leftmost", "future", 2, 2, seed=4)
     table = propagate(model)

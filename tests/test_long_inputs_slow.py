@@ -54,7 +54,7 @@ def test_compiled_formula_exact_at_a_million(formula: str, alphabet: str) -> Non
 
 def test_dyck2_program_exact_at_1e5() -> None:
     from hardsoft.languages import get_language
-    from hardsoft.programs.build import build
+    from hardsoft.programs.ahat.build import build
 
     n = 10**5
     model = build("dyck", 2, "soft-temperature").model
@@ -74,7 +74,7 @@ def test_dyck2_program_exact_at_1e5() -> None:
 def test_dyck_same_depth_tie_break_is_exact_in_float64_at_a_million() -> None:
     """On the worst string for the tie-break, the float64 scores of the same-depth head pick
     the true match and keep the exact gap 1/(2n)·(1/τ) to 10⁻⁴, in either summation order."""
-    from hardsoft.programs.build import build
+    from hardsoft.programs.ahat.build import build
 
     n = 10**6
     b = build("dyck", 2, "soft-temperature", sampled_lengths=(32,))

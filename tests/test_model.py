@@ -246,6 +246,7 @@ def test_layer_norm_options(layer_norm: str) -> None:
     assert Transformer(spec).blocks[0].ln1.eps == 0.0
 
 
+@pytest.mark.floatcmp
 def test_save_load_round_trip_bit_for_bit(tmp_path) -> None:
     for dtype in (torch.float32, torch.float64):
         model = random_model(

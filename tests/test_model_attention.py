@@ -10,6 +10,8 @@ import torch
 
 from hardsoft.model import MASKS, WEIGHTINGS, attend, attend_chunked, weights_from_scores
 
+pytestmark = pytest.mark.floatcmp  # float comparisons: make test-cpus runs them per CPU path
+
 
 def allowed_ref(mask: str, i: int, j: int) -> bool:
     return {
@@ -79,6 +81,7 @@ def test_unique_hard_pick_on_long_rows_with_ties(dtype: torch.dtype) -> None:
         for t in (torch.tensor(s, dtype=dtype), torch.tensor(s, dtype=dtype).mT.contiguous().mT):
             row_max, left = unique_hard_pick(t, "leftmost")
             _, right = unique_hard_pick(t, "rightmost")
+            # a maximum is one of its inputs (no rounding): bitwise on any IEEE machine
             np.testing.assert_array_equal(row_max.numpy(), s.max(-1))
             np.testing.assert_array_equal(left.numpy(), s.argmax(-1))
             np.testing.assert_array_equal(right.numpy(), n_k - 1 - s[..., ::-1].argmax(-1))
@@ -93,7 +96,7 @@ def test_hard_block_pick_equals_pick_on_masked_scores(mask: str) -> None:
     q = torch.randint(-1, 2, (2, 40, 3), generator=g).double()
     k = torch.randint(-1, 2, (2, 700, 3), generator=g).double()
     allowed = allowed_block(mask, 300, 340, 0, 700, torch.device("cpu"))
-    scores = q @ k.mT * 0.7
+    scores = q @ k.mT * 0.7  # integer dot products (exact in any order), one rounding by 0.7
     if allowed is not None:
         scores = scores.masked_fill(~allowed, float("-inf"))
     for weighting in ("leftmost", "rightmost"):
@@ -144,6 +147,7 @@ def test_row_without_allowed_position_outputs_zero(mask: str, weighting: str) ->
     for use_sdpa in (True, False):
         out, _ = attend(q, q, v, weighting, mask, 1.0, use_sdpa=use_sdpa)
         empty_row = 0 if mask == "strict-future" else 3
+        # rows of 0, 1 or 2 allowed keys: weights 1 or 1/2, exact sums of exact terms
         assert torch.equal(out[0, empty_row], torch.zeros(3, dtype=torch.float64))
         assert torch.equal(out[0, 1], torch.ones(3, dtype=torch.float64))
     chunked = attend_chunked(q, q, v, weighting, mask, 1.0, 2)
@@ -186,7 +190,7 @@ def test_temperature_softmax_converges_to_hardmax(hard: str) -> None:
 
 def test_average_splits_evenly_among_exact_ties() -> None:
     s = torch.tensor([[1.0, 3.0, 3.0, 0.0, 3.0]], dtype=torch.float64)
-    w = weights_from_scores(s, None, "average")
+    w = weights_from_scores(s, None, "average")  # 1/3: one correctly rounded division
     assert torch.equal(w, torch.tensor([[0, 1 / 3, 1 / 3, 0, 1 / 3]], dtype=torch.float64))
     assert torch.equal(weights_from_scores(s, None, "leftmost")[0], torch.eye(5)[1].double())
     assert torch.equal(weights_from_scores(s, None, "rightmost")[0], torch.eye(5)[4].double())

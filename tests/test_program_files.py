@@ -252,7 +252,10 @@ def test_program_list_shows_tasks_and_files() -> None:
     "args, needles",
     [
         (["program", "run", "@dyck1"], ["give at least one --input"]),
-        (["program", "run", "@dyck1", "-i", "(a"], ["symbol 'a' of the input"]),
+        (
+            ["program", "run", "@dyck1", "-i", "(a"],
+            ["--input 1: symbol 'a' at position 2 is not in the program's alphabet"],
+        ),
         (["program", "run", "nosuch.cr", "-i", "a"], ["no such program file"]),
         (["program", "run", "x.txt", "-i", "a"], ["unknown program notation"]),
         (

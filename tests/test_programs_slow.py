@@ -10,9 +10,9 @@ import itertools
 import pytest
 
 from hardsoft.languages import get_language
-from hardsoft.programs.build import build
-from hardsoft.programs.tieless import sample_words
-from hardsoft.programs.verify import agree
+from hardsoft.programs.ahat.build import build
+from hardsoft.programs.ahat.tieless import sample_words
+from hardsoft.programs.ahat.verify import agree
 
 pytestmark = pytest.mark.slow
 

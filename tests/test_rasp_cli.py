@@ -141,7 +141,7 @@ def test_errors_while_running(tmp_path: Path) -> None:
     res = run_cli("program", "run", str(src), "--vocab", "ab", "--input", "ab")
     assert "categorical Aggregate pick averages several values" in one_error(res)
     res = run_cli("program", "run", str(src), "--vocab", "ab", "--input", "abz")
-    assert "'z' at position 3 is not in the vocabulary 'ab'" in one_error(res)
+    assert "'z' at position 3 is not in the program's alphabet 'ab'" in one_error(res)
     res = run_cli("program", "run", f"{LIB}:nothing", "--input", "ab")
     assert "defines no 'nothing' (its SOps:" in one_error(res)
 

@@ -151,7 +151,7 @@ def test_model_label_names_each_difference_once() -> None:
 
 
 def test_logic_route_label() -> None:
-    from hardsoft.programs.routes import build
+    from hardsoft.programs.ahat.routes import build
 
     cert = build("flipflop", None, "soft-temperature", route="logic").certificate
     labels = [h["theorem"] for h in cert["heads"]]
@@ -229,7 +229,7 @@ def test_programs_doc_examples_are_the_output(line, expected, tmp_path, monkeypa
 
 def test_programs_doc_size_table_is_the_models() -> None:
     """The logic rows of the size table in docs/programs.md are the built models' sizes."""
-    from hardsoft.programs.routes import build
+    from hardsoft.programs.ahat.routes import build
 
     text = (ROOT / "docs" / "programs.md").read_text()
     rows = re.findall(r"^\| (\S+) \| logic \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|", text, re.M)

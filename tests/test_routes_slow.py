@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from hardsoft.check import check_language
 from hardsoft.cli import app
 from hardsoft.model.spec import eval_tau
-from hardsoft.programs.routes import ROUTE_TARGETS, build, largest_exact_tau_logic, tau_ratio
-from hardsoft.programs.tieless import sample_words
+from hardsoft.programs.ahat.routes import ROUTE_TARGETS, build, largest_exact_tau_logic, tau_ratio
+from hardsoft.programs.ahat.tieless import sample_words
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()

@@ -182,6 +182,7 @@ def test_exact_at_ten_to_the_five_float64(name: str) -> None:
     assert rep["mismatches"] == 0
 
 
+@pytest.mark.floatcmp  # a float32 run at its derived limit: per CPU path
 def test_float32_exact_at_its_certified_limit() -> None:
     """The derived float32 limit is a sound (conservative) bound: exact there."""
     for formula, alphabet, lang in [(MAJORITY, "01", "majority"),

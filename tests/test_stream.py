@@ -1,5 +1,7 @@
 """Streaming runs (hardsoft.stream, ``hardsoft run --stream``): chunk by chunk, the outputs equal
-the non-streaming run's at every position, for any chunk size; refusals are one line."""
+the non-streaming run's at every position up to rounding and their readout exactly, for any chunk
+size; refusals are one line. Not bitwise: a chunk's matrix products are BLAS calls of another
+shape and its prefix sums start from the carried state (docs/model.md, "What is bitwise")."""
 
 from __future__ import annotations
 
@@ -21,6 +23,20 @@ from hardsoft.model.fastpath import fast_paths
 from hardsoft.stream import Stream, file_length, read_chunks
 from tests._cli import run_cli
 from tests.test_fastpath import I2, ONE, TOK, I, one_head_model, structured
+
+pytestmark = pytest.mark.floatcmp  # float comparisons: make test-cpus runs them per CPU path
+
+ROUNDING = 1e-12
+"""What a streamed output may differ by from the whole run's (outputs of size <= 1 here): the
+tolerance the fast paths are held to against the dense path (tests/test_fastpath.py)."""
+
+
+def same_up_to_rounding(a, b) -> None:
+    """Equal up to :data:`ROUNDING`, and the acceptance readout (> 1/2) exactly equal."""
+    a, b = (x if isinstance(x, torch.Tensor) else torch.from_numpy(np.array(x)) for x in (a, b))
+    torch.testing.assert_close(a, b, rtol=0, atol=ROUNDING)
+    assert torch.equal(a > 0.5, b > 0.5)
+
 
 FORMULAS = {
     "parity": ("MOD(2,1)(#<['1'])", "01"),
@@ -56,7 +72,7 @@ def test_stream_equals_the_whole_run_at_every_position(compiled, name: str) -> N
     ref = formula_reference(parse(formula, alphabet=tuple(alphabet)), alphabet)(ids[None])[0]
     for chunk in CHUNKS:
         out, paths = streamed(model, ids, chunk)
-        assert torch.equal(out, fast), (name, chunk)
+        same_up_to_rounding(out, fast)
         torch.testing.assert_close(out, dense, rtol=0, atol=1e-12)
         assert np.array_equal(out[:, 0].numpy() > 0.5, ref)
         assert "dense" not in paths.values()
@@ -66,7 +82,7 @@ def test_chunks_that_split_at_odd_places_past_the_fast_path_threshold(compiled) 
     model = compiled["parity"]
     ids = np.random.default_rng(5).integers(0, 2, 2000)
     out, paths = streamed(model, ids, 333)
-    assert torch.equal(out, whole(model, ids, "auto"))
+    same_up_to_rounding(out, whole(model, ids, "auto"))
     assert set(paths.values()) == {"uniform", "window", "classes"}
 
 
@@ -152,14 +168,15 @@ def test_cli_stream_jsonl_npy_and_dtype(compiled, tmp_path: Path) -> None:
     lines = [json.loads(x) for x in res.stdout.splitlines()]
     rows = np.array([x["outputs"] for x in lines[:-1]])
     assert [x["position"] for x in lines[:-1]] == list(range(1, 258))
-    assert np.array_equal(rows, whole(model, ids, "auto").numpy())
+    same_up_to_rounding(rows, whole(model, ids, "auto").numpy())
     summary = lines[-1]["summary"]
     assert summary["n"] == 257 and summary["accept"] == bool(rows[-1, 0] > 0.5)
     out = tmp_path / "o.npy"
     res = runner.invoke(app, [*base, str(tmp_path / "w.txt"), "-o", str(out), "--json"])
     assert res.exit_code == 0, res.output
     arr = np.load(out, mmap_mode="r")
-    assert arr.shape == (257, 1) and arr.dtype == np.float64 and np.array_equal(arr, rows)
+    assert arr.shape == (257, 1) and arr.dtype == np.float64
+    same_up_to_rounding(arr, rows)  # chunk 65,536 against chunk 10
     args = [*base, str(tmp_path / "w.txt"), "-o", str(out), "--dtype", "float32"]
     assert runner.invoke(app, args).exit_code == 0
     arr32 = np.load(out, mmap_mode="r")

@@ -139,6 +139,27 @@ def _batch_size_for(model: Transformer, n: int, chunk_size: int | str | None = N
     return size
 
 
+def _empty_report(model: Transformer, last_only: bool, hard_n: list[int]) -> dict[str, Any]:
+    """The report :func:`check_model` fills in, before any string is checked."""
+    return {
+        "mismatches": 0,
+        "mismatched_positions": 0,
+        "checked_strings": 0,
+        "checked_positions": 0,
+        "max_n": 0,
+        "lengths": [],
+        "exhaustive_lengths": [],
+        "sampled_lengths": [],
+        "max_abs_error": 0.0,
+        "first_mismatch": None,
+        "attention_paths": {},
+        "readout": acceptance_of(model).describe(),
+        "positions": "last" if last_only else "every",
+        "by_length": [],
+        "hard_lengths": hard_n,
+    }
+
+
 def check_model(
     model: Transformer,
     reference: Reference,
@@ -198,23 +219,7 @@ def check_model(
     last_only = acceptance_of(model).last_only
     if last_only:
         reference = _last_position(reference)
-    report: dict[str, Any] = {
-        "mismatches": 0,
-        "mismatched_positions": 0,
-        "checked_strings": 0,
-        "checked_positions": 0,
-        "max_n": 0,
-        "lengths": [],
-        "exhaustive_lengths": [],
-        "sampled_lengths": [],
-        "max_abs_error": 0.0,
-        "first_mismatch": None,
-        "attention_paths": {},
-        "readout": acceptance_of(model).describe(),
-        "positions": "last" if last_only else "every",
-        "by_length": [],
-        "hard_lengths": hard_n,
-    }
+    report = _empty_report(model, last_only, hard_n)
     plan: list[tuple[int, str]] = [(n, "exhaustive") for n in range(1, exhaustive_max_n + 1)]
     plan += [(n, "random") for n in random_n] + [(n, "hard") for n in hard_n]
     for n, how in plan:

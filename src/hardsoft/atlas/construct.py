@@ -281,7 +281,7 @@ def produce_program(
     from hardsoft.compile import compile_formula
     from hardsoft.compile.results import certificate_label
     from hardsoft.logic.syntax import to_text
-    from hardsoft.programs.routes import build
+    from hardsoft.programs.ahat.routes import build
 
     if row.program is None:
         raise HardsoftError(f"row {row.id} has no program")

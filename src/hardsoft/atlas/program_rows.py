@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from hardsoft.atlas.evidence import class_violations
-from hardsoft.atlas.rows import check_row_name, write_json
+from hardsoft.atlas.row_files import check_row_name, write_json
 from hardsoft.atlas.table import COLUMNS, Column, EvidenceKind, Status
 from hardsoft.errors import HardsoftError
 from hardsoft.programs.source import (

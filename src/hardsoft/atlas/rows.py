@@ -16,17 +16,17 @@ stored row, and :func:`hardsoft.atlas.build.refresh_page` puts it on an existing
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from pathlib import Path
 from typing import Any
 
 from hardsoft.atlas.ltl_search import outcome
+from hardsoft.atlas.program_rows import describe as describe_program_row
+from hardsoft.atlas.program_rows import program_cells
+from hardsoft.atlas.row_files import check_row_name, write_json
 from hardsoft.atlas.starfree import decide_star_free
-from hardsoft.atlas.table import ROW_IDS
 from hardsoft.errors import HardsoftError
 from hardsoft.languages.regular import DFA, dfa_from_file, dfa_from_regex
-from hardsoft.model.io import atomic_write
 from hardsoft.validate import alphabet as validate_alphabet
 
 STAR_FREE_COLUMN = "uhat-strict"
@@ -35,21 +35,6 @@ DECISION_CITATION = (
     "(2024) §5–6: masked unique-hard attention transformers without position features are "
     "equivalent to LTL, i.e. recognise exactly the star-free languages"
 )
-
-
-def write_json(path: Path, obj: Any) -> None:
-    """Write ``obj`` as indented JSON, atomically."""
-    text = json.dumps(obj, indent=1, ensure_ascii=False)
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text + "\n"), str(path))
-
-
-def check_row_name(name: str) -> str:
-    """A row name: lower-case letters, digits and dashes (it names files)."""
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,47}", name or ""):
-        raise HardsoftError(f"row name {name!r} must be 1-48 lower-case letters, digits or dashes")
-    if name in ROW_IDS:  # two rows of one name: the atlas would mix their cells
-        raise HardsoftError(f"row name {name!r} is a built-in row of the atlas; choose another")
-    return name
 
 
 def decide_row(
@@ -251,8 +236,6 @@ def user_cells(rec: dict[str, Any], out: Path) -> list[dict[str, Any]]:
     """The cells of a stored row: a regular row's star-free cell, or the cells a program
     row's checked models settle (:mod:`hardsoft.atlas.program_rows`)."""
     if rec.get("kind") == "program":
-        from hardsoft.atlas.program_rows import program_cells
-
         return program_cells(rec, out)
     return [user_cell(rec, out)]
 
@@ -261,9 +244,7 @@ def user_row_entry(rec: dict[str, Any]) -> dict[str, Any]:
     """The row as the table lists it (a program row also when no cell is settled, with what
     each target gave)."""
     if rec.get("kind") == "program":
-        from hardsoft.atlas.program_rows import describe
-
-        return {"id": rec["name"], "title": rec["name"], "note": describe(rec)}
+        return {"id": rec["name"], "title": rec["name"], "note": describe_program_row(rec)}
     return {"id": rec["name"], "title": rec["name"]}
 
 

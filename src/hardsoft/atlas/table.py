@@ -600,19 +600,21 @@ def _theorem26(what: str) -> Claim:
     )
 
 
-def _claims() -> dict[tuple[str, str], Claim]:
-    by = {r.id: r for r in ROWS}
+_NOT_SF = f"{YCA}; {SCHUTZENBERGER}"
+_NOT_REG = f"{YCA}; a star-free language is regular"
+
+
+def _counting_claims(by: dict[str, Any]) -> dict[str, dict[str, Claim]]:
+    """PARITY, MAJORITY and FIRST: the rows the compiled formulas settle."""
     c: dict[str, dict[str, Claim]] = {}
-    not_sf = f"{YCA}; {SCHUTZENBERGER}"
-    not_reg = f"{YCA}; a star-free language is regular"
     c["parity"] = {
-        "uhat-strict": _imp(not_sf, "not-star-free", "restrict"),
+        "uhat-strict": _imp(_NOT_SF, "not-star-free", "restrict"),
         "uhat-pe": _imp(f"{HAHN_HARD}; {HAF}", "same-language", "restrict"),
         **_formula_row(by["parity"]),
         "soft-ln": _con(CC22_LN, "parity-ln"),
     }
     c["majority"] = {
-        "uhat-strict": _imp(not_reg, "not-regular", "restrict"),
+        "uhat-strict": _imp(_NOT_REG, "not-regular", "restrict"),
         "uhat-pe": _imp(HAF, "same-language", "restrict"),
         **_formula_row(by["majority"]),
         "soft-ln": _con(YC24_LN, "crasp-ln"),
@@ -623,9 +625,15 @@ def _claims() -> dict[tuple[str, str], Claim]:
         **_formula_row(by["first"]),
         "soft-ln": _con(f"{YC24_LN}; also {CC22}", "crasp-ln"),
     }
+    return c
+
+
+def _dyck_claims(by: dict[str, Any]) -> dict[str, dict[str, Claim]]:
+    """DYCK-1, -2, -3: Hahn's limits for hard attention, the §6 program for soft."""
+    c: dict[str, dict[str, Claim]] = {}
     for rid in ("dyck1", "dyck2", "dyck3"):
         c[rid] = {
-            "uhat-strict": _imp(not_reg, "not-regular", "restrict"),
+            "uhat-strict": _imp(_NOT_REG, "not-regular", "restrict"),
             "uhat-pe": _imp(
                 f"{HAHN_HARD}; {HAF}",
                 "same-language" if rid == "dyck1" else "dyck1-projection",
@@ -664,8 +672,14 @@ def _claims() -> dict[tuple[str, str], Claim]:
                 "soft-ln": _open(LN_OPEN),
             }
         )
+    return c
+
+
+def _regular_claims(by: dict[str, Any]) -> dict[str, dict[str, Claim]]:
+    """aⁿbⁿ and the small rows given by a regular expression (star-free or not)."""
+    c: dict[str, dict[str, Claim]] = {}
     c["anbn"] = {
-        "uhat-strict": _imp(not_reg, "not-regular"),
+        "uhat-strict": _imp(_NOT_REG, "not-regular"),
         "uhat-pe": _con(
             "Hahn (2020) §5, Discussion after Corollary 2 (aⁿbⁿ with suitable position "
             f"embeddings), own construction; the class result: {BKLP}",
@@ -675,7 +689,7 @@ def _claims() -> dict[tuple[str, str], Claim]:
         "soft-ln": _con(YC24_LN, "crasp-ln"),
     }
     c["aa-star"] = {
-        "uhat-strict": _imp(not_sf, "not-star-free"),
+        "uhat-strict": _imp(_NOT_SF, "not-star-free"),
         "uhat-pe": _con(f"{BKLP} (MOD(2, 0)(i) is a position feature)"),
         **_formula_row(by["aa-star"]),
         "soft-ln": _con(YC24_LN_PERIODIC, "crasp-ln"),
@@ -687,6 +701,12 @@ def _claims() -> dict[tuple[str, str], Claim]:
             **_formula_row(by[rid]),
             "soft-ln": _con(YC24_LN, "crasp-ln"),
         }
+    return c
+
+
+def _task_claims() -> dict[str, dict[str, Claim]]:
+    """The §6 tasks: the logic route and the tieless program."""
+    c: dict[str, dict[str, Claim]] = {}
     for rid in ("induction-head", "khop2", "khop3", "flipflop"):
         c[rid] = {
             "uhat-strict": _con(f"{YCA}; construction: {LOGIC_ROUTE}", "program-logic"),
@@ -700,6 +720,12 @@ def _claims() -> dict[tuple[str, str], Claim]:
             "soft-pe": _con(f"{LOGIC_ROUTE}, part (b): τ = 1", "program-logic"),
             "soft-ln": _open(LN_OPEN),
         }
+    return c
+
+
+def _claims() -> dict[tuple[str, str], Claim]:
+    by = {r.id: r for r in ROWS}
+    c = {**_counting_claims(by), **_dyck_claims(by), **_regular_claims(by), **_task_claims()}
     for r in ROWS:
         if r.regular:  # the construction columns come from the regular-row machinery
             c[r.id] = {"soft-ln": _open(LN_OPEN)}

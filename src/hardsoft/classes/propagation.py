@@ -59,6 +59,7 @@ import torch
 
 from hardsoft.classes import budget, reach
 from hardsoft.classes.boolean import ClassUnion, Function, Partition, Predicates
+from hardsoft.classes.head_table import HeadTable
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.parser import parse
 from hardsoft.logic.syntax import (
@@ -79,22 +80,6 @@ from hardsoft.model.spec import Mask, Weighting
 from hardsoft.model.transformer import Block, Head, Transformer
 
 DEFAULT_MAX_CLASSES = 100_000
-
-
-@dataclass
-class HeadTable:
-    """One head read on the classes of its layer (see the module docstring)."""
-
-    layer: int
-    head: int
-    weighting: Weighting
-    mask: Mask
-    scores: np.ndarray
-    outputs: np.ndarray
-
-    @property
-    def name(self) -> str:
-        return f"blocks.{self.layer}.attn.{self.head}"
 
 
 @dataclass

@@ -38,7 +38,7 @@ from hardsoft.model.spec import Mask, Weighting
 from hardsoft.model.transformer import Transformer
 
 if TYPE_CHECKING:
-    from hardsoft.classes.propagation import HeadTable
+    from hardsoft.classes.head_table import HeadTable
 
 Combo = tuple[int, tuple[bytes, ...]]
 """A query class and one output per head (the output vector's bytes; zeros for an empty

@@ -159,7 +159,7 @@ def check_cmd(
 
     `--stream --input-file FILE`: one long input, model and formula streamed side by side in
     chunks of --chunk positions (memory O(chunk)); the formula must be past-only."""
-    from hardsoft.check import check_formula, check_language, hard_lengths
+    from hardsoft.check import hard_lengths
     from hardsoft.cli.common import load_model
     from hardsoft.model.fastpath import fast_paths
     from hardsoft.model.precision import precision_report
@@ -170,21 +170,12 @@ def check_cmd(
     model = apply_dtype(load_model(model_path, device=device), dtype)
     if (stream or input_file is not None) and program is not None:
         raise HardsoftError("--stream checks against --formula or --language, not --program")
+    strings = dict(exhaustive_max_n=exhaustive_max_n, random_n=lengths, samples=samples, seed=seed)
     positions = stream_chunk(stream, chunk, dense, chunk_size)
     if program is not None and _is_rasp(program):  # bounded models, undefined values
         from hardsoft.cli.source_cmds import check_source
 
-        return check_source(
-            model,
-            model_path,
-            program,
-            vocab=vocab,
-            exhaustive_max_n=exhaustive_max_n,
-            random_n=lengths,
-            samples=samples,
-            seed=seed,
-            as_json=as_json,
-        )
+        return check_source(model, model_path, program, vocab=vocab, as_json=as_json, **strings)
     if vocab is not None:
         raise HardsoftError("--vocab is for RASP programs (FILE.py:NAME); others use the model's")
     if stream or input_file is not None:
@@ -192,56 +183,70 @@ def check_cmd(
             model, model_path, formula, language, input_file, positions, as_json, stream
         )
     precision = precision_report(model.meta, model.dtype, max([exhaustive_max_n, *lengths]))
-    options = dict(
-        exhaustive_max_n=exhaustive_max_n,
-        random_n=lengths,
-        hard_n=hard_lengths(lengths, precision["certified_max_n"]),
-        samples=samples,
-        seed=seed,
-        chunk_size=chunk_arg(chunk_size),
-        progress=None if as_json else (lambda msg: err_console.print(msg)),
-    )
+    progress = None if as_json else (lambda msg: err_console.print(msg))
+    hard_n = hard_lengths(lengths, precision["certified_max_n"])
+    options = dict(strings, hard_n=hard_n, chunk_size=chunk_arg(chunk_size), progress=progress)
     with fast_paths("off" if dense else "auto"):
-        if formula:
-            given = expand_named(formula_options(formula, tuple(model.spec.output_names)))
-            report = check_formula(model, given, **options)
-            report["reference"] = {"formula": given}
-        elif program is not None:
-            report = _check_program(model, program, options)
-        else:
-            report = check_language(model, language, **options)
-            report["reference"] = {"language": language}
+        report = _checked(model, formula, language, program, options)
     report["model"] = str(model_path)
     report["precision"] = precision
+    _finish(report, model, as_json)
+
+
+def _finish(report: dict, model, as_json: bool) -> None:
+    """Refuse a check that checked nothing, warn past the float limit (after the run: a
+    refused request stays one line), print the report, and exit 1 if any position
+    disagrees."""
     refuse_empty_check(report, "no length to check (--exhaustive-max-n 0 and no --random-n)")
-    if precision["warning"]:  # after the run: a refused request stays one line
-        err_console.print(f"warning: {precision['warning']}", soft_wrap=True)
+    if report["precision"]["warning"]:
+        err_console.print(f"warning: {report['precision']['warning']}", soft_wrap=True)
     if as_json:
         print_json(report)
     else:
-        console.print(
-            f"checked {report['checked_strings']} strings ({report['checked_positions']} "
-            f"positions), lengths up to {report['max_n']}: {report['mismatches']} mismatching "
-            f"strings, max |output - reference| = {report['max_abs_error']:.3g}"
-        )
-        line = precision_line(precision)
-        if line:
-            console.print(line, markup=False)
-        if _is_predictor(model):
-            _print_by_length(report)
-        if report["first_mismatch"]:
-            fm = report["first_mismatch"]
-            word = fm["word"] if len(fm["word"]) <= 80 else fm["word"][:77] + "..."
-            expected, got = fm["expected"], fm["got"]
-            if fm.get("read") == "symbol":
-                expected, got = _symbol(expected, model), _symbol(got, model)
-            elif "read" in fm:
-                expected, got = f"{fm['read']} = {expected}", f"{fm['read']} = {got}"
-            shown = "P(EOS)" if fm.get("output_of") == "P(EOS)" else "output"
-            console.print(
-                f"first mismatch: {word!r} (n = {fm['n']}) at position {fm['position']}: "
-                f"expected {expected}, got {got} ({shown} {fm['output']:.6g})"
-                + past_limit_note(fm["n"], precision)
-            )
+        _print_report(report, model)
     if report["mismatches"]:
         raise typer.Exit(1)
+
+
+def _checked(model, formula: list[str], language: str | None, program: str | None, options: dict):
+    """The report of the one reference given: --formula, --program or --language."""
+    from hardsoft.check import check_formula, check_language
+
+    if formula:
+        given = expand_named(formula_options(formula, tuple(model.spec.output_names)))
+        report = check_formula(model, given, **options)
+        report["reference"] = {"formula": given}
+    elif program is not None:
+        report = _check_program(model, program, options)
+    else:
+        report = check_language(model, language, **options)
+        report["reference"] = {"language": language}
+    return report
+
+
+def _print_report(report: dict, model) -> None:
+    """``check``'s text report: the counts, per length for a predictor, the first mismatch."""
+    console.print(
+        f"checked {report['checked_strings']} strings ({report['checked_positions']} "
+        f"positions), lengths up to {report['max_n']}: {report['mismatches']} mismatching "
+        f"strings, max |output - reference| = {report['max_abs_error']:.3g}"
+    )
+    line = precision_line(report["precision"])
+    if line:
+        console.print(line, markup=False)
+    if _is_predictor(model):
+        _print_by_length(report)
+    if report["first_mismatch"]:
+        fm = report["first_mismatch"]
+        word = fm["word"] if len(fm["word"]) <= 80 else fm["word"][:77] + "..."
+        expected, got = fm["expected"], fm["got"]
+        if fm.get("read") == "symbol":
+            expected, got = _symbol(expected, model), _symbol(got, model)
+        elif "read" in fm:
+            expected, got = f"{fm['read']} = {expected}", f"{fm['read']} = {got}"
+        shown = "P(EOS)" if fm.get("output_of") == "P(EOS)" else "output"
+        console.print(
+            f"first mismatch: {word!r} (n = {fm['n']}) at position {fm['position']}: "
+            f"expected {expected}, got {got} ({shown} {fm['output']:.6g})"
+            + past_limit_note(fm["n"], report["precision"])
+        )

@@ -93,9 +93,7 @@ def decompile_cmd(
     or when --language finds a word where the formula and the language differ. See
     docs/decompile.md."""
     from hardsoft.decompile import decompile
-    from hardsoft.logic.syntax import to_text
     from hardsoft.model import load_model
-    from hardsoft.model.io import atomic_write
 
     written_as = DecompileAs.parse(notation, "--as notation")
     validate.protect_inputs({"MODEL": model_path}, {"-o": out})
@@ -103,12 +101,7 @@ def decompile_cmd(
     if written_as is DecompileAs.BRASP:
         _require_unique_hard(model)
     if random_words:  # a word of up to --random-max-n symbols, and the model run on it
-        from hardsoft import memory
-
-        need = 64 * random_max_n + memory.forward_bytes(
-            model.spec, 1, random_max_n, model.W_E.element_size()
-        )
-        memory.require(need, f"verifying on random words of length up to {random_max_n:,}")
+        _require_random_memory(model, random_max_n)
     status = err_console.status("decompiling", spinner="dots")
     show = err_console.is_terminal and not as_json
     if show:
@@ -132,6 +125,25 @@ def decompile_cmd(
     info = result.to_dict()
     if info["verified"].get("exhaustive_limited"):
         err_console.print(f"warning: {info['verified']['exhaustive_limited']}", soft_wrap=True)
+    program = _written_program(written_as, model, result, model_path, info)
+    if out is not None:
+        _write_out(out, info, program, result)
+    _report(info, program, out, written_as, result, as_json)
+
+
+def _require_random_memory(model, random_max_n: int) -> None:
+    """Refuse before decompiling when a random word and the model run on it would not fit."""
+    from hardsoft import memory
+
+    need = 64 * random_max_n + memory.forward_bytes(
+        model.spec, 1, random_max_n, model.W_E.element_size()
+    )
+    memory.require(need, f"verifying on random words of length up to {random_max_n:,}")
+
+
+def _written_program(written_as, model, result, model_path: Path, info: dict) -> str | None:
+    """``--as crasp|brasp``: the program text (also put into ``info``), read back over the
+    model's alphabet; None for ``--as ltl``."""
     program = None
     if written_as is DecompileAs.CRASP:
         program = _as_crasp(model, result, model_path)
@@ -142,15 +154,29 @@ def decompile_cmd(
         program = decompiled_program(result.outputs, model.spec.alphabet)
         info["notation"] = "brasp"
         info["program"] = program
-    if out is not None:
-        if out.suffix == ".json":
-            text = json.dumps(info, indent=2) + "\n"
-        elif program is not None:
-            text = program
-        else:
-            text = "".join(to_text(f) + "\n" for f in result.formulas)
-        atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-        info["path"] = str(out)
+    if program is not None:
+        _reads_back_over_the_models_alphabet(program, written_as, model)
+    return program
+
+
+def _write_out(out: Path, info: dict, program: str | None, result) -> None:
+    """``-o OUT``: the report (``.json``), the program, or one formula per line, atomically."""
+    from hardsoft.logic.syntax import to_text
+    from hardsoft.model.io import atomic_write
+
+    if out.suffix == ".json":
+        text = json.dumps(info, indent=2) + "\n"
+    elif program is not None:
+        text = program
+    else:
+        text = "".join(to_text(f) + "\n" for f in result.formulas)
+    atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    info["path"] = str(out)
+
+
+def _report(info: dict, program: str | None, out: Path | None, written_as, result, as_json: bool):
+    """Print the result (JSON, the program alone on stdout, or the text report) and exit 1
+    where the check or the language comparison is negative."""
     if as_json:
         print_json(info)
     elif program is not None and out is None:
@@ -181,6 +207,25 @@ def _as_crasp(model, result, model_path: Path) -> str:
     outputs = list(zip(names, result.formulas))
     header = f"decompiled by hardsoft from {model_path.name}"
     return to_crasp(outputs, model.spec.alphabet, header=header)
+
+
+def _reads_back_over_the_models_alphabet(text: str, written_as, model) -> None:
+    """The written program declares the model's alphabet: read back as every command reads a
+    program (:func:`hardsoft.programs.source.program_alphabet`), it runs over exactly the
+    symbols the model takes, so ``program run`` refuses what the model refuses."""
+    if written_as is DecompileAs.CRASP:
+        from hardsoft.programs.crasp.program import from_text
+
+        alphabet = from_text(text).alphabet
+    else:
+        from hardsoft.programs.brasp import read_program
+
+        alphabet = read_program(text).alphabet
+    if tuple(alphabet) != tuple(model.spec.alphabet):  # a bug: exit 3
+        raise RuntimeError(
+            f"the written program's alphabet {''.join(alphabet)!r} is not the model's "
+            f"{''.join(model.spec.alphabet)!r}"
+        )
 
 
 def _require_unique_hard(model) -> None:

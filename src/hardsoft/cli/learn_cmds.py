@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
@@ -22,6 +22,9 @@ from hardsoft.cli.common import (
 )
 from hardsoft.errors import HardsoftError
 from hardsoft.learn.train import MAX_STEPS
+
+if TYPE_CHECKING:
+    from hardsoft.learn import TrainConfig
 
 
 @app.command("train")
@@ -114,6 +117,11 @@ def train_cmd(
     if as_json:
         print_json(summary)
         return
+    _print_trained(out, cfg, summary)
+
+
+def _print_trained(out: Path, cfg: TrainConfig, summary: dict) -> None:
+    """``train``'s text summary: steps, final loss, throughput, validation accuracy."""
     tps = summary["tokens_per_second"]
     what = f"{cfg.objective} objective on {cfg.language}"
     console.print(

@@ -33,7 +33,7 @@ from hardsoft.cli.run_options import (
     stream_chunk_option,
 )
 from hardsoft.errors import HardsoftError
-from hardsoft.model import MASKS, WEIGHTINGS, random_model, save_model
+from hardsoft.model import MASKS, WEIGHTINGS, Transformer, random_model, save_model
 from hardsoft.model.readout import acceptance_of
 
 
@@ -256,11 +256,6 @@ def run_cmd(
     `--trace` adds, per input, each head's attention (`attention`: per head the most attended
     position of every position, 1-based, and its weight); `--plot FILE.png` draws it as a heat
     map per head (FILE-2.png ... for further inputs)."""
-    import time
-
-    from hardsoft.check import is_symbol_valued
-    from hardsoft.cli.common import err_console
-    from hardsoft.model.fastpath import fast_paths, head_paths, report_slow_heads
     from hardsoft.model.precision import precision_report
     from hardsoft.model.readout import output_names
 
@@ -276,8 +271,36 @@ def run_cmd(
     check_symbols(sourced, model.spec.alphabet)
     words = [w for w, _ in sourced]
     names = list(output_names(model))
-    block = chunk_arg(chunk_size)
     precision = precision_report(model.meta, model.dtype, max(len(w) for w in words))
+    outputs, paths, seconds = _run_all(model, words, chunk_arg(chunk_size), dense, precision)
+    readout = acceptance_of(model)
+    accepts = [bool(readout.accept(torch.as_tensor(o[-1], device="cpu"))) for o in outputs]
+    if npy_out is not None:
+        ran = {"seconds": seconds, "attention_paths": paths, "precision": precision}
+        summary = _written(npy_out, words, outputs, accepts, names, ran)
+        return _print_written(summary, accepts, as_json)
+    results = _results(model, words, outputs, accepts, names)
+    if trace or plot is not None:
+        from hardsoft.cli.inspect_cmds import add_trace
+
+        add_trace(model, results, trace, plot, as_json)
+    if as_json:
+        print_json({"results": results, "attention_paths": paths, "precision": precision})
+        return
+    _print_results(model, results, trace)
+
+
+def _run_all(
+    model: Transformer, words: list[str], chunk: int | str | None, dense: bool, precision: dict
+) -> tuple[list, dict[str, dict[str, str]], float]:
+    """Every word's outputs (grouped by length), each length's attention paths, the seconds
+    taken; the precision warning is said before a long run (its first progress line) or
+    after it, so that a refused request stays one line."""
+    import time
+
+    from hardsoft.cli.common import err_console
+    from hardsoft.model.fastpath import fast_paths, head_paths, report_slow_heads
+
     outputs: list = [None] * len(words)
     paths: dict[str, dict[str, str]] = {}
     started = time.perf_counter()
@@ -288,39 +311,53 @@ def run_cmd(
     ):
         for n in sorted({len(w) for w in words}):
             idx = [i for i, w in enumerate(words) if len(w) == n]
-            for i, out in zip(idx, model.run_words([words[i] for i in idx], chunk_size=block)):
+            for i, out in zip(idx, model.run_words([words[i] for i in idx], chunk_size=chunk)):
                 outputs[i] = out
             paths[str(n)] = head_paths(model)
     seconds = round(time.perf_counter() - started, 3)
     if pending.get("warning"):  # after the run: a refused request stays one line
         err_console.print(f"warning: {pending['warning']}", soft_wrap=True)
-    readout = acceptance_of(model)
-    accepts = [bool(readout.accept(torch.as_tensor(o[-1], device="cpu"))) for o in outputs]
-    if npy_out is not None:
-        shape = _write_outputs(npy_out, outputs)
-        summary = {
-            "inputs": [{"n": len(w), "accept": a} for w, a in zip(words, accepts)],
-            "output_names": names,
-            "output": str(npy_out),
-            "shape": list(shape),
-            "dtype": str(outputs[0].dtype),
-            "seconds": seconds,
-            "attention_paths": paths,
-            "precision": precision,
-        }
-        if as_json:
-            print_json(summary)
-        else:
-            console.print(
-                f"wrote {npy_out}: shape {tuple(shape)} ({', '.join(names)}), "
-                f"{outputs[0].dtype}, in {seconds} s; accept=" + ",".join(str(a) for a in accepts),
-                markup=False,
-                soft_wrap=True,
-            )
+    return outputs, paths, seconds
+
+
+def _written(
+    npy_out: Path, words: list[str], outputs: list, accepts: list[bool], names: list[str], ran: dict
+) -> dict[str, Any]:
+    """``run -o OUT.npy``: write the outputs; the summary printed instead of them (``ran``:
+    the run's seconds, attention paths and precision)."""
+    return {
+        "inputs": [{"n": len(w), "accept": a} for w, a in zip(words, accepts)],
+        "output_names": names,
+        "output": str(npy_out),
+        "shape": list(_write_outputs(npy_out, outputs)),
+        "dtype": str(outputs[0].dtype),
+        **ran,
+    }
+
+
+def _print_written(summary: dict, accepts: list[bool], as_json: bool) -> None:
+    """``run -o OUT.npy``: the summary, as JSON or one line."""
+    if as_json:
+        print_json(summary)
         return
-    results: list[dict[str, Any]] = []
+    console.print(
+        f"wrote {summary['output']}: shape {tuple(summary['shape'])} "
+        f"({', '.join(summary['output_names'])}), {summary['dtype']}, in {summary['seconds']} s; "
+        "accept=" + ",".join(str(a) for a in accepts),
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def _results(
+    model: Transformer, words: list[str], outputs: list, accepts: list[bool], names: list[str]
+) -> list[dict[str, Any]]:
+    """Per word, what ``run --json`` prints: the outputs, acceptance, and for models that have
+    them the symbols read and a compiled program's decoded values."""
+    from hardsoft.check import is_symbol_valued
     from hardsoft.cli.source_cmds import decoded
 
+    results: list[dict[str, Any]] = []
     for w, out, accept in zip(words, outputs, accepts):
         results.append({"input": w, "output_names": names, "outputs": out, "accept": accept})
         if is_symbol_valued(names, model.spec.alphabet):
@@ -328,13 +365,11 @@ def run_cmd(
         values_read = decoded(model, out)  # a compiled program: its outputs read as values
         if values_read is not None:
             results[-1]["decoded"] = values_read
-    if trace or plot is not None:
-        from hardsoft.cli.inspect_cmds import add_trace
+    return results
 
-        add_trace(model, results, trace, plot, as_json)
-    if as_json:
-        print_json({"results": results, "attention_paths": paths, "precision": precision})
-        return
+
+def _print_results(model: Transformer, results: list[dict[str, Any]], trace: bool) -> None:
+    """``run``'s text output: each result, decoded values, and the attention summary."""
     for r in results:
         _print_result(r)
         if "decoded" in r:

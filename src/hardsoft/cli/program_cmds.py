@@ -56,7 +56,7 @@ app.add_typer(program_app, name="program")
 
 
 def _list_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    from hardsoft.programs.library import LAYERNORM_PROGRAMS, PROGRAM_ROUTES, PROGRAMS
+    from hardsoft.programs.ahat.library import LAYERNORM_PROGRAMS, PROGRAM_ROUTES, PROGRAMS
     from hardsoft.programs.source import example_programs, load_program
 
     rows: list[dict[str, Any]] = [
@@ -135,7 +135,7 @@ def _summary(built, target: str, output: Path) -> dict:
         summary["gap"] = b.compiled.program.gap
         summary["gamma_measured"] = b.report.to_dict()["gamma_measured"]
     elif built.formulas is not None:  # the logic route
-        from hardsoft.programs.routes import compact_text
+        from hardsoft.programs.compiled import compact_text
 
         summary["definition"] = built.certificate["definition"]
         summary["formulas"] = {nm: compact_text(str(f)) for nm, f in built.formulas.items()}
@@ -229,8 +229,8 @@ def program_cmd(
 ) -> None:
     """Build a §6 task model by one of two routes (`program NAME ...`)."""
     from hardsoft.model.io import save_model
-    from hardsoft.programs.library import PROGRAM_ROUTES
-    from hardsoft.programs.routes import ROUTE_TARGETS, ROUTES, build, check_route
+    from hardsoft.programs.ahat.library import PROGRAM_ROUTES
+    from hardsoft.programs.ahat.routes import ROUTE_TARGETS, ROUTES, build, check_route
 
     route = route or PROGRAM_ROUTES.get(name, ROUTES)[0]
     if route not in ROUTES:
@@ -296,13 +296,15 @@ def run_cmd(
     every statement's value at every position, and accept = the last statement at the last
     position. `--json` prints {"results": [{"input", "accept", "values": {NAME: [...]}}]}."""
     from hardsoft.model.io import atomic_write
-    from hardsoft.programs.source import load_program
+    from hardsoft.programs.source import load_program, require_symbols
     from hardsoft.programs.trace import trace_html, trace_text
 
     if not inputs:
         raise HardsoftError("give at least one --input WORD")
     validate.protect_inputs({"FILE": program_path(file)}, {"--trace": trace})
     program = load_program(file, alphabet=alphabet)
+    for k, w in enumerate(inputs, 1):  # refused as `hardsoft run` refuses it for the model
+        require_symbols(w, program.alphabet, f"--input {k}")
     runs = [program.run(w) for w in inputs]
     if trace is not None:
         page = trace_html(program, runs, source=str(file))
@@ -333,7 +335,7 @@ def run_cmd(
 
 
 def _compile_summary(program: Any, model: Any, target: str, masks: str, out: Path) -> dict:
-    from hardsoft.programs.routes import model_sizes
+    from hardsoft.programs.compiled import model_sizes
 
     meta = model.meta
     summary = {

@@ -1,6 +1,7 @@
 """Norms and activation bounds read off a model's weights, shared by the temperature bounds
-(Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Theorem 26 in :mod:`hardsoft.programs.soften`,
-and the general simulation in :mod:`hardsoft.convert.bound`).
+(Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Theorem 26 in
+:mod:`hardsoft.programs.ahat.soften`, and the general simulation in
+:mod:`hardsoft.convert.bound`).
 
 ``col_norm(M)`` is the largest column sum of ``|M|``, so ``‖x M‖∞ <= col_norm(M) ‖x‖∞`` for a
 row vector x; ``feature_degree`` and ``feature_sup`` bound the raw position features.

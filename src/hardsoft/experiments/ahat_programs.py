@@ -30,9 +30,9 @@ import torch  # noqa: E402
 from hardsoft.check import check_language  # noqa: E402
 from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
 from hardsoft.model.spec import eval_tau  # noqa: E402
-from hardsoft.programs.routes import build, largest_exact_tau_logic, tau_ratio  # noqa: E402
-from hardsoft.programs.tieless import sample_words  # noqa: E402
-from hardsoft.programs.verify import agree, largest_exact_tau  # noqa: E402
+from hardsoft.programs.ahat.routes import build, largest_exact_tau_logic, tau_ratio  # noqa: E402
+from hardsoft.programs.ahat.tieless import sample_words  # noqa: E402
+from hardsoft.programs.ahat.verify import agree, largest_exact_tau  # noqa: E402
 
 PROGRAMS = [
     ("induction-head", None),

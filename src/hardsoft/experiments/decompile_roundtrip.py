@@ -288,6 +288,22 @@ def run(ctx: Context) -> Result:
     ]
     done = [r for r in rows if "ratio" in r]
     refused = [r for r in rows if r["status"].startswith("refused")]
+    metrics = _metrics(rows, done, refused, randoms, counting)
+    fig = ctx.figure_path("decompile_roundtrip_sizes.png")
+    _plot(done, fig)
+    tables = [_roundtrip_table(rows), _random_table(randoms), _counting_table(counting)]
+    summary = _summary(metrics, rows, done, refused, randoms, counting)
+    return Result(metrics=metrics, figures=[fig.name], tables=tables, summary=summary)
+
+
+def _metrics(
+    rows: list[dict],
+    done: list[dict],
+    refused: list[dict],
+    randoms: list[dict],
+    counting: list[dict],
+) -> dict[str, Any]:
+    """The experiment's metrics from its three kinds of rows."""
     ratios = [r["ratio"] for r in done]
     metrics = {
         "formulas": len(rows),
@@ -308,116 +324,134 @@ def run(ctx: Context) -> Result:
         "counting_mismatches": sum(r["mismatches"] for r in counting),
         "counting_positions": sum(r["positions"] for r in counting),
     }
-    fig = ctx.figure_path("decompile_roundtrip_sizes.png")
-    _plot(done, fig)
-    tables = [
-        Table(
-            "Round trip: F -> compile --target hard -> decompile -> G (G = F checked by the "
-            "logic evaluator)",
+    return metrics
+
+
+def _roundtrip_table(rows: list[dict]) -> Table:
+    """The compiled formulas' round trips, one row per (formula, mask mode)."""
+    return Table(
+        "Round trip: F -> compile --target hard -> decompile -> G (G = F checked by the "
+        "logic evaluator)",
+        [
+            "name",
+            "masks",
+            "F",
+            "|F|",
+            "G",
+            "|G|",
+            "|G|/|F|",
+            "depth F/G",
+            "layers",
+            "method",
+            "classes",
+            "G = F (positions)",
+            "status",
+        ],
+        [
             [
-                "name",
-                "masks",
-                "F",
-                "|F|",
-                "G",
-                "|G|",
-                "|G|/|F|",
-                "depth F/G",
-                "layers",
-                "method",
-                "classes",
-                "G = F (positions)",
-                "status",
-            ],
-            [
-                [
-                    r["name"],
-                    r["masks"],
-                    _short(r["F"], 40),
-                    r["size_F"],
-                    _short(r.get("G", ""), 60),
-                    r.get("size_G", ""),
-                    round(r["ratio"], 2) if "ratio" in r else "",
-                    f"{r['depth_F']}/{r['depth_G']}" if "ratio" in r else "",
-                    r.get("layers", ""),
-                    r.get("method", ""),
-                    r.get("classes", ""),
-                    f"{r['equiv_positions'] - r['equiv_mismatches']}/{r['equiv_positions']}"
-                    if "ratio" in r
-                    else "",
-                    _short(r["status"], 90),
-                ]
-                for r in rows
-            ],
-        ),
-        Table(
-            "Random unique-hard models (feature 1 only): decompiled formulas against the model",
-            [
-                "weighting",
-                "mask",
-                "layers",
-                "heads",
-                "classes per layer",
-                "|G|",
-                "positions",
-                "mismatches",
-                "all words to n",
-                "random to n",
-                "seconds",
-            ],
-            [
-                [
-                    r["weighting"],
-                    r["mask"],
-                    r["layers"],
-                    r["heads"],
-                    str(r["classes"]),
-                    r["size"],
-                    r["positions"],
-                    r["mismatches"],
-                    r["exhaustive_n"],
-                    r["max_n"],
-                    r["seconds"],
-                ]
-                for r in randoms
-            ],
-        ),
-    ]
-    tables.append(
-        Table(
-            "Random counting models (two uniform average-hard heads, a random ReLU layer, "
-            "weights on the grid 1/8): decompiled formulas against the model",
-            [
-                "mask",
-                "features",
-                "classes per layer",
-                "|G|",
-                "G",
-                "positions",
-                "mismatches",
-                "all words to n",
-                "random to n",
-                "seconds",
-                "status",
-            ],
-            [
-                [
-                    r["mask"],
-                    ", ".join(r["features"]),
-                    str(r.get("classes", "")),
-                    r.get("size", ""),
-                    r.get("G", ""),
-                    r["positions"],
-                    r["mismatches"],
-                    r.get("exhaustive_n", ""),
-                    r.get("max_n", ""),
-                    r.get("seconds", ""),
-                    _short(r["status"], 90),
-                ]
-                for r in counting
-            ],
-        )
+                r["name"],
+                r["masks"],
+                _short(r["F"], 40),
+                r["size_F"],
+                _short(r.get("G", ""), 60),
+                r.get("size_G", ""),
+                round(r["ratio"], 2) if "ratio" in r else "",
+                f"{r['depth_F']}/{r['depth_G']}" if "ratio" in r else "",
+                r.get("layers", ""),
+                r.get("method", ""),
+                r.get("classes", ""),
+                f"{r['equiv_positions'] - r['equiv_mismatches']}/{r['equiv_positions']}"
+                if "ratio" in r
+                else "",
+                _short(r["status"], 90),
+            ]
+            for r in rows
+        ],
     )
+
+
+def _random_table(randoms: list[dict]) -> Table:
+    """The random unique-hard models, decompiled and checked against the model."""
+    return Table(
+        "Random unique-hard models (feature 1 only): decompiled formulas against the model",
+        [
+            "weighting",
+            "mask",
+            "layers",
+            "heads",
+            "classes per layer",
+            "|G|",
+            "positions",
+            "mismatches",
+            "all words to n",
+            "random to n",
+            "seconds",
+        ],
+        [
+            [
+                r["weighting"],
+                r["mask"],
+                r["layers"],
+                r["heads"],
+                str(r["classes"]),
+                r["size"],
+                r["positions"],
+                r["mismatches"],
+                r["exhaustive_n"],
+                r["max_n"],
+                r["seconds"],
+            ]
+            for r in randoms
+        ],
+    )
+
+
+def _counting_table(counting: list[dict]) -> Table:
+    """The random counting models, decompiled and checked against the model."""
+    return Table(
+        "Random counting models (two uniform average-hard heads, a random ReLU layer, "
+        "weights on the grid 1/8): decompiled formulas against the model",
+        [
+            "mask",
+            "features",
+            "classes per layer",
+            "|G|",
+            "G",
+            "positions",
+            "mismatches",
+            "all words to n",
+            "random to n",
+            "seconds",
+            "status",
+        ],
+        [
+            [
+                r["mask"],
+                ", ".join(r["features"]),
+                str(r.get("classes", "")),
+                r.get("size", ""),
+                r.get("G", ""),
+                r["positions"],
+                r["mismatches"],
+                r.get("exhaustive_n", ""),
+                r.get("max_n", ""),
+                r.get("seconds", ""),
+                _short(r["status"], 90),
+            ]
+            for r in counting
+        ],
+    )
+
+
+def _summary(
+    metrics: dict[str, Any],
+    rows: list[dict],
+    done: list[dict],
+    refused: list[dict],
+    randoms: list[dict],
+    counting: list[dict],
+) -> str:
+    """The experiment's one-paragraph summary."""
     summary = (
         f"{len(done)} of {len(rows)} (formula, mask mode) pairs compile to hard models and "
         f"were decompiled ({metrics['counting_decompiled']} of them counting models: "
@@ -432,7 +466,7 @@ def run(ctx: Context) -> Result:
         f"{metrics['counting_mismatches']} mismatches in {metrics['counting_positions']:,} "
         "positions."
     )
-    return Result(metrics=metrics, figures=[fig.name], tables=tables, summary=summary)
+    return summary
 
 
 def _ratio(x: float | None) -> str:

@@ -207,7 +207,7 @@ def build_models(dtype: torch.dtype) -> dict[str, tuple[Transformer, int | None,
     """Each model cast to ``dtype``, with its derived float32 and float64 limits (None: the
     certificate states none)."""
     from hardsoft.compile import compile_formula
-    from hardsoft.programs.routes import build
+    from hardsoft.programs.ahat.routes import build
 
     out: dict[str, tuple[Transformer, int | None, int | None]] = {}
     for name, (formula, alphabet) in FORMULAS.items():

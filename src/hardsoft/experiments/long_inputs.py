@@ -92,7 +92,7 @@ def dyck2_rows(n: int, seed: int) -> list[dict[str, Any]]:
     """The DYCK-2 program (tieless route) at length n on a depth-n/2 string and a random
     balanced one, every position against the Dyck oracle."""
     from hardsoft.languages import get_language
-    from hardsoft.programs.routes import build
+    from hardsoft.programs.ahat.routes import build
 
     model = build("dyck", 2, "soft-temperature").model
     lang = get_language("dyck2")

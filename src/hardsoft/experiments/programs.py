@@ -38,7 +38,7 @@ from hardsoft.errors import HardsoftError  # noqa: E402
 from hardsoft.experiments import Context, Result, Table, register  # noqa: E402
 from hardsoft.model import eval_tau  # noqa: E402
 from hardsoft.programs.check_source import check_program  # noqa: E402
-from hardsoft.programs.routes import model_sizes  # noqa: E402
+from hardsoft.programs.compiled import model_sizes  # noqa: E402
 from hardsoft.programs.source import (  # noqa: E402
     NOTATION_TARGETS,
     ExampleProgram,

@@ -30,7 +30,7 @@ import numpy as np
 from hardsoft.errors import HardsoftError
 
 if TYPE_CHECKING:
-    from hardsoft.languages.regular import DFA
+    from hardsoft.languages.dfa import DFA
     from hardsoft.languages.restriction import Restriction
 
 _MAX_REJECTION_ROUNDS = 200

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ import numpy as np
 from hardsoft import validate
 from hardsoft.errors import HardsoftError
 from hardsoft.languages.base import Language, OneWordPerEvenLength
+from hardsoft.languages.dfa import DFA
 
 MAX_REGEX = 500
 """Longest regular expression accepted (characters)."""
@@ -50,42 +50,6 @@ MAX_REPEAT = 64
 MAX_EXPANDED = 5_000
 """Longest regular expression once its repetitions are written out (``((a{64}){64}){64}``
 has 262,144 characters then)."""
-
-
-@dataclass(frozen=True)
-class DFA:
-    """A complete DFA: states ``0..n_states-1``, start 0, ``delta[q][k]`` the state after
-    symbol ``alphabet[k]`` from ``q``, ``accepting`` the accepting states."""
-
-    alphabet: tuple[str, ...]
-    delta: tuple[tuple[int, ...], ...]
-    accepting: frozenset[int]
-
-    @property
-    def n_states(self) -> int:
-        return len(self.delta)
-
-    def run(self, word: str, state: int = 0) -> int:
-        """The state reached from ``state`` after reading ``word``."""
-        index = {s: k for k, s in enumerate(self.alphabet)}
-        for ch in word:
-            state = self.delta[state][index[ch]]
-        return state
-
-    def accepts(self, word: str) -> bool:
-        return self.run(word) in self.accepting
-
-    def to_json(self) -> dict[str, Any]:
-        """A DFA file (the format :func:`dfa_from_file` reads)."""
-        return {
-            "alphabet": "".join(self.alphabet),
-            "start": "0",
-            "accept": [str(q) for q in sorted(self.accepting)],
-            "transitions": {
-                str(q): {a: str(row[k]) for k, a in enumerate(self.alphabet)}
-                for q, row in enumerate(self.delta)
-            },
-        }
 
 
 def _check_alphabet(alphabet: str, name: str = "alphabet", regex: bool = True) -> tuple[str, ...]:

@@ -91,6 +91,29 @@ def thin_matmul(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return x * w[0] if w.shape[0] == 1 else x @ w
 
 
+def positionwise(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """``x @ w`` for a product applied at every position (``x [..., n, k]``: a head's ``W_O``,
+    the feed-forward, the position projection, the unembedding), computed as one BLAS call
+    per block of :func:`fused_rows` positions (counted from position 0), each on the block as
+    one ``[rows, k]`` matrix. The fused pass (:meth:`Block._fused`) calls it on exactly these
+    blocks, so both passes hand the BLAS the same calls on the same numbers: a BLAS may round
+    a row differently by the call's shape (MKL's AVX2 kernels do, docs/model.md)."""
+    if w.shape[0] == 1 or x.dim() < 2:
+        return thin_matmul(x, w)
+    n, step = x.shape[-2], fused_rows(x.device)
+    if n <= step:
+        return _rows_matmul(x, w)
+    parts = [_rows_matmul(x[..., s : s + step, :], w) for s in range(0, n, step)]
+    return torch.cat(parts, dim=-2)
+
+
+def _rows_matmul(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """``x @ w`` as one matrix product of ``x`` flattened to ``[rows, k]`` (contiguous, rows
+    in batch-major order): ``torch.matmul`` would split a strided ``x`` into other calls."""
+    flat = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+    return (flat @ w).view(*x.shape[:-1], w.shape[-1])
+
+
 class LayerNorm(nn.Module):
     """Layer normalisation with a settable ``eps`` (0 allowed: exact normalisation)."""
 
@@ -175,7 +198,7 @@ class Head(nn.Module):
     def result(self, z: torch.Tensor) -> torch.Tensor:
         """What the head writes to the residual stream for mixed values ``z``: ``z W_O``. For
         unique-hard attention ``z`` is the attended position's value ``v_j``."""
-        return thin_matmul(z, self.W_O)
+        return positionwise(z, self.W_O)
 
     def output(self, weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """The head's output ``(weights · v) W_O`` from attention weights and values."""
@@ -269,12 +292,13 @@ class Block(nn.Module):
 
     def ffn_in(self, x: torch.Tensor, bias: bool = True) -> torch.Tensor:
         """The feed-forward's pre-activations ``x W_in (+ b_in)`` of its inputs ``x``."""
-        return (x @ self.W_in).add_(self.b_in) if bias else x @ self.W_in
+        out = positionwise(x, self.W_in)
+        return out.add_(self.b_in) if bias else out
 
     def ffn_out(self, hidden: torch.Tensor, bias: bool = True) -> torch.Tensor:
         """What the feed-forward adds to the residual: ``hidden W_out (+ b_out)`` of the
         post-ReLU ``hidden``."""
-        out = thin_matmul(hidden, self.W_out)
+        out = positionwise(hidden, self.W_out)
         return out.add_(self.b_out) if bias else out
 
     def after_attention(
@@ -339,9 +363,9 @@ class Block(nn.Module):
         (``W_O``, the sum of the heads, the residual, the feed-forward, the layer norms) in
         blocks of :data:`FUSED_ROWS` positions, so the ``[n, d_model]`` stream is read and
         written once per layer instead of ~10 times. Each value is computed by the same
-        operations in the same order as in the unfused path; the matrix products may pick a
-        different BLAS kernel for a short block, so in float32 a value can differ by 1 ulp (seen
-        for a one-row last block, n = 8,193); float64 agreed bitwise in every test."""
+        operations in the same order as in the unfused path, and every product by the same
+        BLAS call (:func:`positionwise` on the same blocks), so the outputs are bitwise equal
+        on any CPU (docs/model.md, "What is bitwise")."""
         zs = []
         if self.heads:
             a_in = self.attn_input(x)
@@ -458,7 +482,7 @@ class Transformer(nn.Module):
     def project_features(self, raw: torch.Tensor) -> torch.Tensor:
         """Raw position feature values ``[..., P]`` (``spec.position_features`` concatenated)
         projected to the residual stream: ``raw W_pos``."""
-        return raw @ self.W_pos
+        return positionwise(raw, self.W_pos)
 
     def embed(
         self, tokens: torch.Tensor, trace: dict | None = None, *, offset: int = 0, n: int = 0
@@ -497,7 +521,8 @@ class Transformer(nn.Module):
 
     def unembed(self, x: torch.Tensor, bias: bool = True) -> torch.Tensor:
         """``x W_U (+ b_U)``: the readout without the final layer norm."""
-        return (x @ self.W_U).add_(self.b_U) if bias else x @ self.W_U
+        out = positionwise(x, self.W_U)
+        return out.add_(self.b_U) if bias else out
 
     def accepts(self, outputs: torch.Tensor) -> torch.Tensor:
         """The acceptance bit of outputs ``[..., d_out]`` read at the last position, by the

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -42,8 +42,10 @@ __all__ = [
     "example_programs",
     "load_program",
     "notation_of",
+    "program_alphabet",
     "program_file",
     "read_source",
+    "require_symbols",
     "resolve_program",
     "source_file",
 ]
@@ -152,6 +154,51 @@ class SourceProgram(Protocol):
         outputs: Sequence[str] | None = None,
         max_len: int | None = None,
     ) -> Transformer: ...
+
+
+def program_alphabet(
+    given: str | Sequence[Any] | None,
+    declared: Sequence[Any] | None,
+    mentioned: Iterable[str] = (),
+    *,
+    missing: str,
+) -> tuple[Any, ...]:
+    """The alphabet a program is read, run and compiled over (RASP: its vocabulary), by one
+    rule for every notation and every command (``program run``, ``program compile``, ``check
+    --program``, ``atlas add-row --program``; ``decompile --as`` writes programs that declare
+    the model's): ``given`` (``--alphabet``) where there is one; else what the file declares
+    (a C-RASP ``// alphabet:`` comment, B-RASP's ``Q_a(i)`` statements, a RASP file's
+    ``vocab``); else the symbols its statements mention, sorted; else the error ``missing``.
+    Each notation refuses a statement that uses a symbol outside it; :func:`require_symbols`
+    refuses a word with one, as the compiled model does."""
+    if isinstance(given, str):
+        return validate.alphabet(given, "--alphabet")
+    if given is not None:
+        return tuple(given)
+    if declared is not None:
+        return tuple(declared)
+    found = tuple(sorted(set(mentioned)))
+    if not found:
+        raise HardsoftError(missing)
+    return found
+
+
+ALPHABET_HINT = "--alphabet SYMBOLS runs and compiles it over other symbols"
+
+
+def require_symbols(word: str, alphabet: Sequence[str], where: str = "") -> None:
+    """Refuse a word with a symbol outside the program's ``alphabet``: the interpreter refuses
+    what the compiled model refuses, in the model's words (``symbol 'b' at position 2 is not
+    in the model's alphabet 'a'``, :meth:`Transformer.encode`; ``where`` prefixes it as
+    ``hardsoft run`` does, ``--input 2: ...``) and with the ``--alphabet`` hint."""
+    allowed = set(alphabet)
+    if set(word) <= allowed:
+        return
+    i = next(k for k, c in enumerate(word) if c not in allowed)
+    raise HardsoftError(
+        f"{where}{': ' if where else ''}symbol {word[i]!r} at position {i + 1} is not in the "
+        f"program's alphabet {''.join(alphabet)!r} ({ALPHABET_HINT})"
+    )
 
 
 NOTATION_PACKAGES: dict[str, str] = {

@@ -37,6 +37,7 @@ from hardsoft.programs.brasp.syntax import (
     atoms,
     uses,
 )
+from hardsoft.programs.source import require_symbols
 
 Env = Mapping[str, np.ndarray | bool]
 """The values an expression reads: a vector (or one Boolean) per statement name."""
@@ -146,17 +147,11 @@ def order(program: Program) -> list[Statement]:
 
 
 def tokens_of(word: str, alphabet: tuple[str, ...]) -> np.ndarray:
-    """The word as symbol indices; a symbol outside the alphabet is a one-line error."""
+    """The word as symbol indices; a symbol outside the alphabet is a one-line error, the
+    compiled model's (:func:`~hardsoft.programs.source.require_symbols`)."""
+    require_symbols(word, alphabet)
     index = {a: k for k, a in enumerate(alphabet)}
-    try:
-        return np.fromiter((index[c] for c in word), dtype=np.int64, count=len(word))
-    except KeyError:
-        bad = next(k for k, c in enumerate(word) if c not in index)
-        shown = word if len(word) <= 40 else word[:37] + "..."
-        raise HardsoftError(
-            f"input {shown!r}: symbol {word[bad]!r} at position {bad + 1} is not in the "
-            f"alphabet {''.join(alphabet)!r}"
-        ) from None
+    return np.fromiter((index[c] for c in word), dtype=np.int64, count=len(word))
 
 
 def run_vectors(program: Program, word: str | np.ndarray) -> dict[str, np.ndarray]:

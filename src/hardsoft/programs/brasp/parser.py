@@ -38,6 +38,7 @@ from hardsoft.programs.brasp.syntax import (
     uses,
 )
 from hardsoft.programs.quoting import unescape
+from hardsoft.programs.source import program_alphabet
 
 GRAMMAR = r"""
 start: _NL? (stmt (_NL stmt)* _NL?)?
@@ -286,12 +287,8 @@ def check(
     for s in statements:
         _check_statement(s, first, f"{where}line {s.line}: statement {s.name!r}")
     declared = tuple(s.symbol for s in statements if isinstance(s, Declare))
-    if alphabet is None:
-        if not declared:
-            raise HardsoftError(
-                f"{where}the program declares no symbol (Q_a(i)); give the alphabet (--alphabet)"
-            )
-        alphabet = declared
+    missing = f"{where}the program declares no symbol (Q_a(i)); give the alphabet (--alphabet)"
+    alphabet = program_alphabet(alphabet, declared or None, missing=missing)
     for s in statements:
         if isinstance(s, Declare) and s.symbol not in alphabet:
             raise HardsoftError(

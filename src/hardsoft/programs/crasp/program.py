@@ -21,7 +21,14 @@ from hardsoft.programs.crasp.parser import parse_program
 from hardsoft.programs.crasp.syntax import Type
 from hardsoft.programs.crasp.translate import translate
 from hardsoft.programs.quoting import STRING, unescape
-from hardsoft.programs.source import Notation, ProgramRun, Value, read_source
+from hardsoft.programs.source import (
+    Notation,
+    ProgramRun,
+    Value,
+    program_alphabet,
+    read_source,
+    require_symbols,
+)
 
 __all__ = ["CRaspProgram", "from_text", "load", "DEFAULT_CERT_N"]
 
@@ -81,9 +88,10 @@ for each past-only fragment a C-RASP program's formulas fall in."""
 class CRaspProgram:
     """A C-RASP program (:class:`hardsoft.programs.source.SourceProgram`).
 
-    ``alphabet_declared``: the alphabet was given (``--alphabet`` or a ``// alphabet:``
-    comment); otherwise it is the symbols the program mentions, and :meth:`run` also accepts
-    words with other symbols (where every symbol test is false)."""
+    ``alphabet``: by :func:`~hardsoft.programs.source.program_alphabet` (``--alphabet``, else a
+    ``// alphabet:`` comment, else the symbols the program mentions); :meth:`run` refuses a
+    word with another symbol, as the compiled model does. ``alphabet_declared``: it was given
+    or declared, not inferred."""
 
     name: str
     text: str
@@ -114,19 +122,12 @@ class CRaspProgram:
 
     # -------------------------------------------------------------- running
 
-    def _ids(self, words: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
-        alphabet = self.alphabet
-        extra = sorted({c for w in words for c in w} - set(alphabet))
-        if extra:
-            if self.alphabet_declared:
-                raise HardsoftError(
-                    f"symbol {extra[0]!r} of the input is not in the program's alphabet "
-                    f"{''.join(alphabet)!r}"
-                )
-            alphabet = alphabet + tuple(extra)
-        index = {a: k for k, a in enumerate(alphabet)}
+    def _ids(self, words: Sequence[str]) -> np.ndarray:
+        for w in words:
+            require_symbols(w, self.alphabet)
+        index = {a: k for k, a in enumerate(self.alphabet)}
         ids = np.array([[index[c] for c in w] for w in words], dtype=np.int64)
-        return ids.reshape(len(words), len(words[0]) if words else 0), alphabet
+        return ids.reshape(len(words), len(words[0]) if words else 0)
 
     def values(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """Every statement's values ``[B, n]`` on token ids over :attr:`alphabet` (the batch
@@ -137,8 +138,7 @@ class CRaspProgram:
         """The plain interpreter on one word: every statement's value at every position."""
         if not isinstance(word, str):
             raise HardsoftError(f"expected an input word, got {word!r}")
-        ids, alphabet = self._ids([word])
-        values = evaluate(self.checked, ids, alphabet)
+        values = evaluate(self.checked, self._ids([word]), self.alphabet)
         out: dict[str, list[Value]] = {}
         for s in self.checked.statements:
             row = values[s.name][0]
@@ -191,7 +191,7 @@ class CRaspProgram:
         (default 1000); the model itself works at every length."""
         from hardsoft.compile import Target, compile_formula
         from hardsoft.logic import fragment
-        from hardsoft.programs.routes import compact_text, logic_certificate
+        from hardsoft.programs.compiled import compact_text, logic_certificate
 
         names = self.output_statements(outputs)
         n = DEFAULT_CERT_N if max_len is None else validate.positive_int(max_len, "max_len")
@@ -231,24 +231,21 @@ class CRaspProgram:
 def from_text(
     text: str, *, alphabet: str | None = None, name: str = "program", where: str | None = None
 ) -> CRaspProgram:
-    """A checked C-RASP program from its text. The alphabet: ``alphabet``, else a
+    """A checked C-RASP program from its text, over the alphabet
+    :func:`~hardsoft.programs.source.program_alphabet` decides: ``alphabet``, else a
     ``// alphabet: SYMBOLS`` comment, else the symbols the program mentions (sorted)."""
     in_file = f"{where!r}: " if where else ""  # a syntax error names the file
     where = where or f"program {name!r}"
     declared = _declared_alphabet(text, where)  # checked even where --alphabet overrides it
-    if alphabet is not None:
-        declared = validate.alphabet(alphabet, "--alphabet")
-    checked = check_program(parse_program(text, in_file), alphabet=declared, where=where)
-    if declared is None:
-        if not checked.symbols:
-            raise HardsoftError(
-                f"{where} mentions no symbol: give its alphabet (--alphabet, or a comment "
-                "// alphabet: SYMBOLS)"
-            )
-        found = tuple(sorted(checked.symbols))
-    else:
-        found = declared
-    return CRaspProgram(name, text, checked, found, declared is not None)
+    given = None if alphabet is None else validate.alphabet(alphabet, "--alphabet")
+    fixed = given if given is not None else declared  # checked against before it is decided
+    checked = check_program(parse_program(text, in_file), alphabet=fixed, where=where)
+    missing = (
+        f"{where} mentions no symbol: give its alphabet (--alphabet, or a comment "
+        "// alphabet: SYMBOLS)"
+    )
+    found = program_alphabet(given, declared, checked.symbols, missing=missing)
+    return CRaspProgram(name, text, checked, found, fixed is not None)
 
 
 def load(path: Path, *, alphabet: str | None = None, name: str | None = None) -> CRaspProgram:

@@ -7,12 +7,12 @@ numerical ones are uniform heads."""
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from hardsoft.programs import dsl
-from hardsoft.programs.dsl import Linear, Position
+from hardsoft.programs.ahat import dsl
+from hardsoft.programs.ahat.dsl import Linear, Position
 from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp import gadgets as G
 from hardsoft.programs.rasp.domains import (
@@ -28,7 +28,7 @@ from hardsoft.programs.rasp.domains import (
     key,
 )
 from hardsoft.programs.rasp.gadgets import Onehot, range_check, region_size, same, signed_gate
-from hardsoft.programs.rasp.lowered import Low, Note, Ratio, Scaled
+from hardsoft.programs.rasp.lowered import Low, Lowerer, Note, Ratio, Scaled
 from hardsoft.programs.rasp.selectors import (
     REGIONS,
     Lookup,
@@ -38,9 +38,6 @@ from hardsoft.programs.rasp.selectors import (
     mask_of,
     selection_parts,
 )
-
-if TYPE_CHECKING:
-    from hardsoft.programs.rasp.lower import Lowering
 
 _COUNT = Bound(0, 0), Bound(1, 0)
 OTHERS = "mean*(n-1)/n"
@@ -54,7 +51,7 @@ _EMPTY = {"strict-future": "[i=1]", "strict-past": "[i=n]"}
 class Selections:
     """The SelectorWidths and Aggregates of one lowering."""
 
-    def __init__(self, lw: Lowering) -> None:
+    def __init__(self, lw: Lowerer) -> None:
         self.lw = lw
 
     # ---- SelectorWidth -------------------------------------------------------------------
@@ -151,8 +148,8 @@ class Selections:
         """``#{j in mask : T[q_i][k_j]} / D``: one uniform head averaging, per query value q,
         the column ``Σ_k T[q][k]·[k_j = k]``; ReLU gates pick the row of q_i."""
         sig = ("frac", mask, tuple(sorted(table)), id(q_oh), id(k_oh))
-        if sig in self.lw._counts:
-            return self.lw._counts[sig][0]
+        if sig in self.lw.counts:
+            return self.lw.counts[sig][0]
         rows = sorted({q for q, _ in table})
         cols = [G.lin_sum([k_oh[k] for (qq, k) in table if qq == q]) for q in rows]
         if len(rows) == len(q_oh) and all(same(cols[0], c) for c in cols):
@@ -166,7 +163,7 @@ class Selections:
                     for m, q in enumerate(rows)
                 ]
             )
-        self.lw._counts[sig] = (frac, frac)
+        self.lw.counts[sig] = (frac, frac)
         return frac
 
     def _count(
@@ -174,14 +171,14 @@ class Selections:
     ) -> Linear:
         """The exact integer ``#{j in mask : T[q_i][k_j]}`` (mask none or future)."""
         sig = ("count", mask, tuple(sorted(table)), id(q_oh), id(k_oh))
-        if sig not in self.lw._counts:
+        if sig not in self.lw.counts:
             frac = self._frac(mask, q_oh, k_oh, table, name)
             exists = G.select_max(q_oh, k_oh, table, [], mask, label=f"{name}.exists").found
-            self.lw._counts[sig] = (
+            self.lw.counts[sig] = (
                 G.recover_count(frac, exists, mask, label=f"{name}.lookup"),
                 exists,
             )
-        return self.lw._counts[sig][0]
+        return self.lw.counts[sig][0]
 
     def _region_count(self, mask: str, x: Low, code: int, name: str) -> Linear:
         """The exact ``#{j in mask : x_j = value(code)}`` for a finite x."""

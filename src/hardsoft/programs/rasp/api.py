@@ -59,6 +59,16 @@ DEFAULT_ANNOTATORS: dict[str, Annotator] = {}
 """Default annotations, computed lazily the first time a key is read (as in Tracr)."""
 
 
+_EVALUATOR: list[Callable[[RASPExpr, Sequence[Any]], Any]] = []
+
+
+def register_evaluator(evaluate: Callable[[RASPExpr, Sequence[Any]], Any]) -> None:
+    """Install the evaluator behind ``expr(xs)``: :mod:`hardsoft.programs.rasp.evaluate` calls
+    this when it is imported, and the package imports it before any of its modules can be
+    used, so the API (which the evaluator reads) does not import its evaluator."""
+    _EVALUATOR[:] = [evaluate]
+
+
 class _Annotations(collections.abc.Mapping):
     """An expression's annotations: immutable to the user, defaults filled in lazily."""
 
@@ -93,9 +103,9 @@ class RASPExpr(abc.ABC):
         self._unique_id = next(RASPExpr._ids)
 
     def __call__(self, xs: Sequence[Value]) -> Any:
-        """Evaluate on ``xs`` (:func:`evaluate`)."""
-        from hardsoft.programs.rasp.evaluate import evaluate
-
+        """Evaluate on ``xs`` (:func:`hardsoft.programs.rasp.evaluate.evaluate`, the evaluator
+        :func:`register_evaluator` installed)."""
+        (evaluate,) = _EVALUATOR
         return evaluate(self, xs)
 
     @property

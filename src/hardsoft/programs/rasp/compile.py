@@ -1,8 +1,8 @@
 """Compile a RASP program: lower it to an average-hard program (:mod:`.lower`), compile that
-with the AHAT compiler (:mod:`hardsoft.programs.compile`), check that every head is uniform or
-tieless (:mod:`hardsoft.programs.tieless`) and, for ``soft-temperature``, convert it to softmax
+with the AHAT compiler (:mod:`hardsoft.programs.ahat.compile`), check that every head is uniform or
+tieless (:mod:`hardsoft.programs.ahat.tieless`) and, for ``soft-temperature``, convert it to softmax
 with the temperature τ(n) of Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Theorem 26
-(:mod:`hardsoft.programs.soften`). One route, the project's own compilers: RASP adds no
+(:mod:`hardsoft.programs.ahat.soften`). One route, the project's own compilers: RASP adds no
 parallel compiler, only the lowering.
 
 Targets:
@@ -20,7 +20,7 @@ length or for n <= max_len (and which operation needed the bound, and why), whic
 statement became, the domain conditions (where ``rasp.evaluate`` itself is undefined), the
 outputs, the tieless check, for softmax Theorem 26's τ(n) with its constants, and
 ``float_limits``: the largest n proven exact in float64 and float32
-(:mod:`hardsoft.programs.rounding`).
+(:mod:`hardsoft.programs.ahat.rounding`).
 """
 
 from __future__ import annotations
@@ -35,8 +35,12 @@ from typing import Any
 from hardsoft.errors import HardsoftError
 from hardsoft.model.spec import ModelSpec, Weighting
 from hardsoft.model.transformer import Transformer
-from hardsoft.programs import dsl
-from hardsoft.programs.compile import Compiled, compile_program
+from hardsoft.programs.ahat import dsl
+from hardsoft.programs.ahat.compile import Compiled, compile_program
+from hardsoft.programs.ahat.rounding import float_limits, head_models
+from hardsoft.programs.ahat.soften import certificate as theorem26
+from hardsoft.programs.ahat.soften import soften
+from hardsoft.programs.ahat.tieless import TielessReport, check_tieless, sample_words
 from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp.domains import distinct, key
 from hardsoft.programs.rasp.graph import statements
@@ -44,10 +48,6 @@ from hardsoft.programs.rasp.lower import Lowering
 from hardsoft.programs.rasp.outputs import Output, build_outputs, json_value
 from hardsoft.programs.rasp.selectors import Unsupported
 from hardsoft.programs.readout import TOLERANCE
-from hardsoft.programs.rounding import float_limits, head_models
-from hardsoft.programs.soften import certificate as theorem26
-from hardsoft.programs.soften import soften
-from hardsoft.programs.tieless import TielessReport, check_tieless, sample_words
 
 
 class Target(str, Enum):
@@ -391,7 +391,7 @@ def _certificate(
         "domain": [d.to_dict() for d in lw.domain_notes],
         "gadgets": [g.to_dict() for g in lw.gadgets],
         "outputs": [o.entry for o in outs],
-        "route": "RASP -> average-hard program (hardsoft.programs.dsl) -> AHAT"
+        "route": "RASP -> average-hard program (hardsoft.programs.ahat.dsl) -> AHAT"
         + (
             " -> softmax, Yang et al. (arXiv:2412.09925v1) Theorem 26"
             if target is Target.SOFT_TEMPERATURE

@@ -344,3 +344,6 @@ class DefaultRASPEvaluator(RASPEvaluator):
 
     def evaluate(self, expr: R.RASPExpr, xs: Sequence[Any]) -> Any:
         return evaluate(expr, xs, causal=self.causal)
+
+
+R.register_evaluator(evaluate)

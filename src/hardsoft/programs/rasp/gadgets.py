@@ -1,5 +1,5 @@
 """The average-hard pieces RASP is lowered to, written in the AHAT program DSL
-(:mod:`hardsoft.programs.dsl`); each is exact on the values it is given.
+(:mod:`hardsoft.programs.ahat.dsl`); each is exact on the values it is given.
 
 * :func:`gate` — ``b · x`` for an exact Boolean ``b`` and a bounded ``x`` (one ReLU layer);
 * :func:`hat` — ``[x = v]`` for an ``x`` known to take values at least ``spacing`` apart;
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hardsoft.programs import dsl
-from hardsoft.programs.dsl import Linear, Position
+from hardsoft.programs.ahat import dsl
+from hardsoft.programs.ahat.dsl import Linear, Position
 from hardsoft.programs.rasp.domains import Bound, Finite
 from hardsoft.programs.rasp.ops import Relation
 

@@ -33,7 +33,13 @@ from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp.compile import compile_rasp, symbols_for
 from hardsoft.programs.rasp.evaluate import RaspError, evaluate_all
 from hardsoft.programs.rasp.graph import statements
-from hardsoft.programs.source import Notation, ProgramRun, source_file
+from hardsoft.programs.source import (
+    Notation,
+    ProgramRun,
+    program_alphabet,
+    require_symbols,
+    source_file,
+)
 
 DEFAULT_NAME = "program"
 LIBRARY = Path(__file__).resolve().parents[1] / "examples" / "tracr_lib.py"
@@ -73,16 +79,10 @@ class RaspProgram:
         self._value = dict(zip(self.alphabet, self.vocab))
 
     def values_of(self, word: str) -> list[Any]:
-        """The vocabulary values a word of symbols stands for."""
-        out = []
-        for i, ch in enumerate(word):
-            if ch not in self._value:
-                raise HardsoftError(
-                    f"symbol {ch!r} at position {i + 1} is not in the vocabulary "
-                    f"{''.join(self.alphabet)!r} of {self.name}"
-                )
-            out.append(self._value[ch])
-        return out
+        """The vocabulary values a word of symbols stands for (a symbol outside the alphabet:
+        the compiled model's error, :func:`~hardsoft.programs.source.require_symbols`)."""
+        require_symbols(word, self.alphabet)
+        return [self._value[ch] for ch in word]
 
     def run(self, word: str) -> ProgramRun:
         """Every statement's values on ``word`` (:func:`~.evaluate.evaluate`, Tracr's
@@ -235,13 +235,11 @@ def load(
         hint = f" (its SOps: {', '.join(sops)})" if sops else ""
         raise HardsoftError(f"{path} defines no {nm!r}{hint}; name the SOp as FILE.py:NAME")
     sop = _as_sop(ns[nm], nm, path)
-    vocab = alphabet if alphabet is not None else _per_name(ns.get("vocab"), nm)
-    if vocab is None:
-        raise HardsoftError(
-            f"no vocabulary for {nm}: give --vocab SYMBOLS (or define vocab in {path.name})"
-        )
-    if isinstance(vocab, str):
-        vocab = tuple(validate.alphabet(vocab, "--vocab"))
+    declared = _per_name(ns.get("vocab"), nm)
+    if isinstance(declared, str):
+        declared = validate.alphabet(declared, f"vocab in {path.name}")
+    missing = f"no vocabulary for {nm}: give --vocab SYMBOLS (or define vocab in {path.name})"
+    vocab = program_alphabet(alphabet, declared, missing=missing)
     values, symbols = symbols_for(list(vocab))
     max_len = _per_name(ns.get("max_len"), nm)
     if max_len is not None:

@@ -1,4 +1,4 @@
-"""RASP → an average-hard attention program (:mod:`hardsoft.programs.dsl`), exact at every
+"""RASP → an average-hard attention program (:mod:`hardsoft.programs.ahat.dsl`), exact at every
 length wherever every operation has an exact gadget.
 
 Each SOp is carried as its domain (:mod:`.domains`) says:
@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from hardsoft.errors import HardsoftError
-from hardsoft.programs import dsl
-from hardsoft.programs.dsl import Linear, Position, Token
+from hardsoft.programs.ahat import dsl
+from hardsoft.programs.ahat.dsl import Linear, Position, Token
 from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp import gadgets as G
 from hardsoft.programs.rasp.aggregate import OTHERS, Selections
@@ -118,7 +118,7 @@ class Lowering:
         self.tied: list[str] = []
         self._names: dict[int, str] = {}
         self._views: dict[int, tuple[Finite, Onehot]] = {}
-        self._counts: dict[tuple[Any, ...], tuple[Linear, Linear]] = {}
+        self.counts: dict[tuple[Any, ...], tuple[Linear, Linear]] = {}
         for name, sop in statements(program):
             self._names[sop.unique_id] = name
         for k, expr in enumerate(topological(program)):

@@ -1,6 +1,7 @@
 """What the lowering (:mod:`.lower`) keeps per SOp: :class:`Low` (its domain and the
 representations built so far), :class:`Scaled` (a count carried as count/n), :class:`Ratio`
-(a mean's exact integer numerator) and :class:`Note` (a line of the certificate)."""
+(a mean's exact integer numerator) and :class:`Note` (a line of the certificate); and what the
+aggregates' lowering (:mod:`.aggregate`) asks of the lowering (:class:`Lowerer`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
-from hardsoft.programs.dsl import Linear
+from hardsoft.programs.ahat.dsl import Linear
+from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp.domains import Domain, Finite, Ints
 from hardsoft.programs.rasp.gadgets import Onehot
+from hardsoft.programs.rasp.selectors import SelectorAnalysis
 
 _DEFAULT_NAME = re.compile(r"^(map|sequence_map|linear_sequence_map)(_\d+)?(\.\d+)*$")
 
@@ -112,3 +115,32 @@ class Note:
 
     def to_dict(self) -> dict[str, str]:
         return {"statement": self.statement, "text": self.text}
+
+
+class Lowerer(Protocol):
+    """What :class:`~.aggregate.Selections` reads and writes of the lowering it belongs to
+    (:class:`~.lower.Lowering`, which creates it): the two modules share this, not each
+    other."""
+
+    max_len: int | None
+    causal: bool
+    domain_notes: list[Note]
+    tied: list[str]
+    selectors: SelectorAnalysis
+    counts: dict[tuple[Any, ...], tuple[Linear, Linear]]
+
+    def name(self, expr: R.RASPExpr) -> str: ...
+
+    def gadget(self, who: str, text: str) -> None: ...
+
+    def who(self, sop: R.RASPExpr) -> str: ...
+
+    def low(self, sop: R.SOp) -> Low: ...
+
+    def finite(self, x: Low, user: str) -> Finite: ...
+
+    def onehot(self, x: Low, user: str) -> Onehot: ...
+
+    def number(self, x: Low) -> Linear: ...
+
+    def integer(self, x: Low, user: str) -> Linear: ...

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hardsoft.errors import HardsoftError
-from hardsoft.programs import dsl
-from hardsoft.programs.dsl import Linear
+from hardsoft.programs.ahat import dsl
+from hardsoft.programs.ahat.dsl import Linear
 from hardsoft.programs.rasp import api as R
 from hardsoft.programs.rasp.aggregate import OTHERS
 from hardsoft.programs.rasp.domains import Finite, Ints, Reals

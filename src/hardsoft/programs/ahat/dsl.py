@@ -1,7 +1,7 @@
 """A small embedded DSL for average-hard attention programs (in the spirit of B-RASP/S-RASP).
 
 A program is a graph of *sequence operations* (SOps): every SOp has one number per position.
-Each kind compiles to a piece of a transformer (see :mod:`hardsoft.programs.compile`):
+Each kind compiles to a piece of a transformer (see :mod:`hardsoft.programs.ahat.compile`):
 
 =================  ==========================================  ===========================
 SOp                meaning at position i                        compiles to

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from hardsoft.errors import HardsoftError
-from hardsoft.programs.dsl import PWL, Attend, AttnOut, Linear, Position, Program, Token
+from hardsoft.programs.ahat.dsl import PWL, Attend, AttnOut, Linear, Position, Program, Token
 
 TIE_TOL = 1e-12
 _ROW_BLOCK = 512

@@ -11,9 +11,9 @@ import numpy as np
 
 from hardsoft.languages import get_language
 from hardsoft.model.transformer import Transformer
-from hardsoft.programs.dsl import Program
-from hardsoft.programs.interpret import interpret_many
-from hardsoft.programs.soften import soften
+from hardsoft.programs.ahat.dsl import Program
+from hardsoft.programs.ahat.interpret import interpret_many
+from hardsoft.programs.ahat.soften import soften
 
 
 @dataclass

@@ -2,7 +2,7 @@
 or float32 cannot change any output (docs/programs.md, "Float limits").
 
 In exact arithmetic the compiled transformer computes the program's values
-(:mod:`hardsoft.programs.dsl`) exactly. In a float format (unit roundoff u = 2⁻⁵³, 2⁻²⁴; p
+(:mod:`hardsoft.programs.ahat.dsl`) exactly. In a float format (unit roundoff u = 2⁻⁵³, 2⁻²⁴; p
 significand bits) every value carries an error, bounded here node by node at a length n from
 the construction (first-order rounding model, every bound valid for any summation order):
 
@@ -41,8 +41,8 @@ import numpy as np
 
 from hardsoft.model.spec import Weighting, eval_tau
 from hardsoft.model.transformer import Transformer
-from hardsoft.programs import dsl
-from hardsoft.programs.float_values import (
+from hardsoft.programs.ahat import dsl
+from hardsoft.programs.ahat.float_values import (
     EXACT_ONE,
     FORMATS,
     SNAP_POINTS,

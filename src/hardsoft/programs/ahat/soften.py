@@ -44,7 +44,7 @@ _vmax = max_abs
 
 def bound_constants(model: Transformer, uniform: list[list[bool]] | None = None) -> dict:
     """The constants of the bound (module docstring), read off the weights."""
-    from hardsoft.programs.tieless import is_uniform
+    from hardsoft.programs.ahat.tieless import is_uniform
 
     if model.spec.layer_norm != "none":
         raise HardsoftError("the temperature bound is derived for models without layer norm")

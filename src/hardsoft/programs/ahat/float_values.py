@@ -1,5 +1,5 @@
 """Values of a compiled program at one length, with their rounding errors: the pieces of the
-float-limit analysis (:mod:`hardsoft.programs.rounding`).
+float-limit analysis (:mod:`hardsoft.programs.ahat.rounding`).
 
 A :class:`Val` is a node's exact range, error bound, grid (exact values are multiples of
 2^-g: integers, steps, a lookup's scores), its size as a dot product, and, for a multiple of
@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hardsoft.errors import HardsoftError
-from hardsoft.programs import dsl
+from hardsoft.programs.ahat import dsl
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hardsoft.errors import HardsoftError
-from hardsoft.programs.dsl import (
+from hardsoft.programs.ahat.dsl import (
     Linear,
     Position,
     Program,
@@ -224,9 +224,9 @@ PROGRAM_ROUTES: dict[str, tuple[str, ...]] = {
     "dyck": ("tieless",),
     "parity": ("layernorm",),
 }
-"""The routes each program can be built by (``hardsoft.programs.routes``): ``tieless`` (this
+"""The routes each program can be built by (``hardsoft.programs.ahat.routes``): ``tieless`` (this
 module's AHAT programs, Theorem 26 of Yang, Strobl, Chiang & Angluin (TACL 2026)),
-``logic`` (``hardsoft.programs.logic_route``'s formulas compiled by the logic compiler, cf.
+``logic`` (``hardsoft.programs.ahat.logic_route``'s formulas compiled by the logic compiler, cf.
 their Corollary 17/18) and ``layernorm`` (:data:`LAYERNORM_PROGRAMS`, built by
 :mod:`hardsoft.compile.parity_ln`). The first route is the default."""
 

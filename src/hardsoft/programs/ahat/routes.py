@@ -1,11 +1,11 @@
 """Two routes from a §6 task of Yang, Strobl, Chiang & Angluin (TACL 2026) to a transformer:
 
-- ``tieless`` (the default): the average-hard program of ``programs/library.py``, checked
+- ``tieless`` (the default): the average-hard program of ``programs/ahat/library.py``, checked
   uniform–tieless and converted to softmax with the certified τ(n) of their Theorem 26
   (τ = Θ(1/(n log n)), large constants inside the log). Targets ``average-hard`` and
   ``soft-temperature``.
 - ``logic``: the task written as temporal-logic formulas with named outputs
-  (:mod:`hardsoft.programs.logic_route`) and compiled by the logic compiler (causal: future
+  (:mod:`hardsoft.programs.ahat.logic_route`) and compiled by the logic compiler (causal: future
   masks only), cf. their Corollary 18 (the future-masked form of Corollary 17); the
   certificate's ``theorem`` says whether the model is that construction (with the default
   strict masks it is not: own constructions, cf. Cor. 18). Targets
@@ -24,14 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from hardsoft.compile.results import model_label
 from hardsoft.errors import HardsoftError
 from hardsoft.logic.syntax import Formula
-from hardsoft.model.spec import ModelSpec, eval_tau
+from hardsoft.model.spec import ModelSpec
 from hardsoft.model.transformer import Transformer
-from hardsoft.programs.library import PROGRAM_ROUTES
-from hardsoft.programs.logic_route import LOGIC_TASKS, task_formulas, task_reference_name
-from hardsoft.programs.soften import DEFAULT_EPS
+from hardsoft.programs.ahat.library import PROGRAM_ROUTES
+from hardsoft.programs.ahat.logic_route import LOGIC_TASKS, task_formulas, task_reference_name
+from hardsoft.programs.ahat.soften import DEFAULT_EPS
+from hardsoft.programs.compiled import compact_text, logic_certificate, model_sizes
 
 ROUTES = ("tieless", "logic", "layernorm")
 ROUTE_TARGETS = {
@@ -39,12 +39,6 @@ ROUTE_TARGETS = {
     "logic": ("hard", "soft-temperature", "soft-pe"),
     "layernorm": ("soft-ln",),
 }
-CERT_NS = (10, 100, 1000, 5000)
-COROLLARY = "Cor. 18"
-"""The result the logic route relates to: the formulas are past-only and compiled with future
-masks (Yang, Strobl, Chiang & Angluin (arXiv:2412.09925v1) Corollary 18, the future-masked form of
-Corollary 17). Whether the model is that construction is its label (``theorem``), from the
-heads' labels (:func:`hardsoft.compile.results.model_label`)."""
 
 
 @dataclass
@@ -62,17 +56,6 @@ class RouteModel:
     formulas: dict[str, Formula] | None = None
     built: Any = None
     sizes: dict[str, int] = field(default_factory=dict)
-
-
-def model_sizes(model: Transformer) -> dict[str, int]:
-    """Layers, attention heads, residual width and parameters of ``model``."""
-    spec = model.spec
-    return {
-        "layers": len(spec.layers),
-        "heads": sum(len(layer.heads) for layer in spec.layers),
-        "width": spec.d_model,
-        "parameters": model.parameter_count(),
-    }
 
 
 def check_route(name: str, route: str, target: str) -> None:
@@ -126,7 +109,7 @@ def build(
             "--masks applies to --route logic (the tieless programs fix their masks)"
         )
     if route == "tieless":
-        from hardsoft.programs.build import build as build_tieless
+        from hardsoft.programs.ahat.build import build as build_tieless
 
         b = build_tieless(
             name,
@@ -183,58 +166,6 @@ def build_logic(
     return RouteModel(reference, "logic", target, model, cert, reference, formulas, None, sizes)
 
 
-def logic_certificate(
-    compiled: dict, target: str, *, result: str = COROLLARY, route: str = "logic"
-) -> dict:
-    """The logic route's certificate: the compiler's certificate (features, every head's
-    gadget and proven error bound, sizes, named outputs) plus the route, the theorem
-    (``result`` of Yang et al. (2026), labelled from the heads), and ``tau``/``values`` in
-    the tieless certificate's shape (the smallest τ of any head)."""
-    taus = [t["expression"] for t in compiled["tau"]]
-    values: dict[str, dict[str, float]] = {}
-    smallest = None
-    if target != "hard":
-        for m in CERT_NS:
-            at = [eval_tau(t, m) for t in taus] or [1.0]
-            values[str(m)] = {"tau": min(at)}
-        if taus:
-            smallest = min(taus, key=lambda t: eval_tau(t, 1000))
-        else:
-            smallest = "1"
-    cert = dict(compiled)
-    cert["formula"] = compact_text(cert["formula"])
-    cert["outputs"] = [{**o, "formula": compact_text(o["formula"])} for o in cert["outputs"]]
-    cert.update(
-        {
-            "route": route,
-            "theorem": model_label(result, [h["theorem"] for h in compiled["heads"]]),
-            "tau": smallest,
-            "tau_expressions": taus,
-            "values": values,
-            "exact": (
-                "hard: exact by construction; soft: every head's proven error bound is below "
-                "the rounding margin, and each layer rounds its heads' outputs to exact 0/1"
-            ),
-        }
-    )
-    return cert
-
-
-FORMULA_TEXT_LIMIT = 2000
-"""Formula texts longer than this are shortened in certificates and metadata: the k-hop
-formulas' tree size grows like (2|Σ|)^k although the compiled DAG grows linearly in k."""
-
-
-def compact_text(text: str, limit: int = FORMULA_TEXT_LIMIT) -> str:
-    """``text``, or its first ``limit`` characters and a note of the full length."""
-    if len(text) <= limit:
-        return text
-    return (
-        f"{text[:limit]} ... [{len(text)} characters in all; the formulas are "
-        "hardsoft.programs.logic_route.task_formulas(name, k)]"
-    )
-
-
 def with_tau(model: Transformer, tau: str) -> Transformer:
     """The same model with every softmax head that has a temperature set to ``tau`` (heads at
     τ = 1, such as uniform counting heads, keep it)."""
@@ -269,7 +200,7 @@ def largest_exact_tau_logic(
     route's softmax model, rounded, still equals every output formula's value (the logic
     evaluator) at every position of ``words`` (equal lengths). Assumes exactness is monotone
     in τ; ``lo`` (the certified τ(n)) must be exact. The same search as
-    :func:`hardsoft.programs.verify.largest_exact_tau` for the tieless route."""
+    :func:`hardsoft.programs.ahat.verify.largest_exact_tau` for the tieless route."""
     from hardsoft.logic import evaluate
 
     alphabet = list(model.spec.alphabet)
@@ -303,16 +234,12 @@ def tau_ratio(cert: dict | None, a: int = 1000, b: int = 5000) -> float:
 
 
 __all__ = [
-    "COROLLARY",
     "ROUTES",
     "ROUTE_TARGETS",
     "RouteModel",
     "build",
     "build_logic",
     "check_route",
-    "compact_text",
-    "logic_certificate",
-    "model_sizes",
     "largest_exact_tau_logic",
     "tau_ratio",
     "with_tau",

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from hardsoft.errors import HardsoftError
 from hardsoft.model.transformer import Transformer
-from hardsoft.programs.compile import Compiled, compile_program
-from hardsoft.programs.library import get_program
-from hardsoft.programs.rounding import float_limits, head_models
-from hardsoft.programs.soften import DEFAULT_EPS, certificate, soften
-from hardsoft.programs.tieless import TielessReport, check_tieless, sample_words
+from hardsoft.programs.ahat.compile import Compiled, compile_program
+from hardsoft.programs.ahat.library import get_program
+from hardsoft.programs.ahat.rounding import float_limits, head_models
+from hardsoft.programs.ahat.soften import DEFAULT_EPS, certificate, soften
+from hardsoft.programs.ahat.tieless import TielessReport, check_tieless, sample_words
 
 TARGETS = ("average-hard", "soft-temperature")
 

@@ -30,7 +30,7 @@ from hardsoft.craft import (
 from hardsoft.errors import HardsoftError
 from hardsoft.model.spec import eval_tau
 from hardsoft.model.transformer import Transformer
-from hardsoft.programs.dsl import PWL, Attend, AttnOut, Linear, Position, Program, SOp, Token
+from hardsoft.programs.ahat.dsl import PWL, Attend, AttnOut, Linear, Position, Program, SOp, Token
 
 ONE = "pos:1"
 TIEBREAK_FEATURE = "i/n"
