@@ -238,7 +238,8 @@ def _expected_independent(X: ActivationLayer, unsat: list[TupleInfo], q: float) 
 
 
 class _Builder:
-    """Holds the engine model and recomputes activations when the restriction changes."""
+    """Holds the engine model and the activations under the current restriction, computing
+    each layer once per restriction (recent ones kept in a :class:`LayerCache`)."""
 
     def __init__(
         self, model: Transformer, restriction: Restriction, params: Params, memo: bool = True
