@@ -87,3 +87,39 @@ def test_gives_up_after_the_cap():
     evs = [lll.Event((0,), lambda a: True)]
     res = lll.moser_tardos(1, _sample, evs, np.random.default_rng(0), max_resamplings=5)
     assert not res.converged and res.resamplings == 5
+
+
+def _plain_moser_tardos(num_vars, sample, events, rng, max_resamplings):
+    """The textbook loop, every event tested after every resampling: the reference the lazy
+    implementation must match step for step."""
+    assign = [sample(rng, v) for v in range(num_vars)]
+    bad = {e for e, ev in enumerate(events) if ev.occurs(assign)}
+    count, per = 0, {}
+    while bad:
+        if count >= max_resamplings:
+            return assign, False, count, per
+        e = min(bad)
+        for v in events[e].variables:
+            assign[v] = sample(rng, v)
+        count += 1
+        per[e] = per.get(e, 0) + 1
+        bad = {t for t, ev in enumerate(events) if ev.occurs(assign)}
+    return assign, True, count, per
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_lazy_testing_resamples_exactly_as_the_plain_loop(seed):
+    # dense instances (many never converge within the cap) and sparse ones; the same events,
+    # the same resamplings and the same random numbers drawn
+    rng = np.random.default_rng(100 + seed)
+    num_vars = int(rng.integers(5, 40))
+    k = int(rng.integers(1, 4))
+    clauses = _ksat(num_vars, int(rng.integers(1, 4 * num_vars)), min(k, num_vars), rng)
+    events = _events(clauses)
+    cap = int(rng.integers(1, 300))
+    mine, ref = np.random.default_rng(seed), np.random.default_rng(seed)
+    res = lll.moser_tardos(num_vars, _sample, events, mine, max_resamplings=cap)
+    assert (res.assignment, res.converged, res.resamplings, res.per_event) == (
+        _plain_moser_tardos(num_vars, _sample, events, ref, cap)
+    )
+    assert mine.bit_generator.state == ref.bit_generator.state

@@ -42,6 +42,7 @@ __all__ = [
     "TupleInfo",
     "analyse",
     "analyse_head",
+    "analysis_of",
     "assignments",
     "check_unique_hard",
     "embed_layer",
@@ -266,5 +267,13 @@ def _analyse(
         ]
         X = next_layer(em, ell, X, sets, positions=qpos, max_rows=max_rows, prune=prune)
         layers.append(X)
-    deps, rows, acc = output_table(em, X)
+    return analysis_of(em, restriction, layers)
+
+
+def analysis_of(
+    em: Transformer, restriction: Restriction, layers: list[ActivationLayer]
+) -> Analysis:
+    """The :class:`Analysis` from every layer's activations under ``restriction`` (the last
+    layer at least at the output position), read out by the engine model ``em``."""
+    deps, rows, acc = output_table(em, layers[-1])
     return Analysis(restriction, layers, deps, rows, acc)

@@ -33,9 +33,11 @@ elsewhere (the analysis in :mod:`~hardsoft.limits.dependency`, the resampling in
 from __future__ import annotations
 
 import math
+import operator
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -45,8 +47,10 @@ from hardsoft.limits import lll
 from hardsoft.limits.dependency import (
     DEFAULT_MAX_ROWS,
     ActivationLayer,
+    Analysis,
     TupleInfo,
     analyse_head,
+    analysis_of,
     assignments,
     check_unique_hard,
     embed_layer,
@@ -54,6 +58,7 @@ from hardsoft.limits.dependency import (
     next_layer,
     symbol_ids,
 )
+from hardsoft.limits.layercache import CACHE_BYTES, LayerCache
 from hardsoft.limits.restriction import Restriction
 from hardsoft.model.transformer import Transformer
 
@@ -159,28 +164,61 @@ def paper_k(c: int, H: int, eta: float, C: float, q: float, S: int = 2) -> float
 K_SCHEDULE = (0, 1, 2, 4, 8)
 
 
-def _tuple_event(X: ActivationLayer, t: TupleInfo, var_of: dict[int, int]) -> lll.Event:
+_Avoiding = tuple[tuple[int, ...], frozenset[Any]] | None
+
+
+def _tuple_event(
+    X: ActivationLayer,
+    t: TupleInfo,
+    var_of: dict[int, int],
+    read: dict[tuple[int, bytes], _Avoiding] | None = None,
+) -> lll.Event:
     """The bad event X^(z)_{i,h} of an unsatisfied tuple: none of its k-dependencies is fixed
     (by the random restriction ``a``, over the free positions ``var_of``) to a value attaining
-    its maximum score."""
-    S = X.S
-    acts = [(j, X.dep(j), set(int(x) for x in mv)) for j, mv in zip(t.kdeps, t.maxvals)]
-    vars_ = sorted({var_of[int(p)] for _, d, _ in acts for p in d if int(p) in var_of})
+    its maximum score. Each k-dependency j is read once, here, into the tuples of symbols of
+    its inputs that give it such a value (kept in ``read`` for the other events of the same
+    restriction); the test is then a set lookup per j (Moser–Tardos runs it up to thousands
+    of times)."""
+    name = f"X(h={t.head},i={t.position},z={t.z})"
+    vars_ = sorted({var_of[int(p)] for j in t.kdeps for p in X.dep(j) if int(p) in var_of})
+    read = {} if read is None else read
+    reads = []
+    for j, mv in zip(t.kdeps, t.maxvals):
+        key = (int(j), np.asarray(mv, dtype=np.int64).tobytes())
+        if key not in read:
+            read[key] = _avoiding(X, j, mv, var_of)
+        act = read[key]
+        if act is None:
+            return lll.Event(tuple(vars_), _never, name)
+        if act[0]:
+            reads.append((operator.itemgetter(*act[0]), act[1]))
 
     def occurs(a: Sequence[int | None]) -> bool:
-        for j, d, mv in acts:
-            row = 0
-            for p in d:
-                s = a[var_of[int(p)]] if int(p) in var_of else None
-                if s is None:
-                    break
-                row = row * S + s
-            else:
-                if int(X.table(j)[row]) in mv:
-                    return False
-        return True
+        return not any(get(a) in avoid for get, avoid in reads)
 
-    return lll.Event(tuple(vars_), occurs, f"X(h={t.head},i={t.position},z={t.z})")
+    return lll.Event(tuple(vars_), occurs, name)
+
+
+def _avoiding(X: ActivationLayer, j: int, maxvals: np.ndarray, var_of: dict[int, int]) -> _Avoiding:
+    """Activation j's inputs (as variables of ``var_of``) and the assignments of them (a tuple
+    of symbol indices; a bare index for one input) that give j a value in ``maxvals``. None
+    when j has no input and its one value is such a value: the event can never occur. An
+    input outside ``var_of`` is never assigned, so j then never avoids the event (no
+    assignment is listed)."""
+    dep = X.dep(j)
+    hit = np.flatnonzero(np.isin(X.table(j), maxvals))
+    if len(dep) == 0:
+        return None if len(hit) else ((), frozenset())
+    if any(int(p) not in var_of for p in dep):
+        return (), frozenset()
+    vs = tuple(var_of[int(p)] for p in dep)
+    digits = np.stack(np.unravel_index(hit, (X.S,) * len(dep)), axis=1).tolist()
+    avoid = frozenset(d[0] for d in digits) if len(vs) == 1 else frozenset(map(tuple, digits))
+    return vs, avoid
+
+
+def _never(a: Sequence[int | None]) -> bool:
+    return False
 
 
 def _expected_independent(X: ActivationLayer, unsat: list[TupleInfo], q: float) -> float:
@@ -200,9 +238,12 @@ def _expected_independent(X: ActivationLayer, unsat: list[TupleInfo], q: float) 
 
 
 class _Builder:
-    """Holds the engine model and recomputes activations when the restriction changes."""
+    """Holds the engine model and the activations under the current restriction, computing
+    each layer once per restriction (recent ones kept in a :class:`LayerCache`)."""
 
-    def __init__(self, model: Transformer, restriction: Restriction, params: Params) -> None:
+    def __init__(
+        self, model: Transformer, restriction: Restriction, params: Params, memo: bool = True
+    ) -> None:
         check_unique_hard(model)
         self.model = engine_model(model)
         self.sym = symbol_ids(self.model, restriction.alphabet)
@@ -212,7 +253,10 @@ class _Builder:
         self.rng = np.random.default_rng(params.seed)
         self.S = len(restriction.alphabet)
         self.L = len(self.model.blocks)
-        self._cache: tuple[str, int, ActivationLayer] | None = None
+        self.memo = memo  # False: recompute everything (the plain path the tests compare with)
+        self._layers = LayerCache(CACHE_BYTES if memo else 0)
+        self._tuples: tuple[tuple[object, ...], list[TupleInfo]] | None = None
+        self.logs: list[LayerLog] = []
 
     # The resolved parameters (``Params.resolved`` fills every one; k is set per attempt).
     @property
@@ -237,23 +281,39 @@ class _Builder:
 
     # ------------------------------------------------------------------ activations
     def layer_input(self, ell: int) -> ActivationLayer:
-        """``x^(ell)`` at every position under the current restriction."""
-        key = str(self.rho)
-        if self._cache and self._cache[0] == key and self._cache[1] == ell:
-            return self._cache[2]
-        X = embed_layer(self.model, self.rho, self.sym)
-        for b in range(ell):
-            sets = [
-                analyse_head(self.model, b, h, X) for h in range(len(self.model.blocks[b].heads))
-            ]
-            X = next_layer(self.model, b, X, sets, max_rows=self.p.max_rows)
-        self._cache = (key, ell, X)
+        """``x^(ell)`` at every position under the current restriction (from the highest
+        layer below it already computed under this restriction)."""
+        key = self.rho.symbols
+        start = ell
+        X = self._layers.get((key, start, True))
+        while X is None and start > 0:
+            start -= 1
+            X = self._layers.get((key, start, True))
+        if X is None:
+            X = embed_layer(self.model, self.rho, self.sym)
+            self._layers.put((key, 0, True), X)
+        for b in range(start, ell):
+            X = self._after(b, X, None)
+            self._layers.put((key, b + 1, True), X)
         return X
+
+    def _after(self, ell: int, X: ActivationLayer, qpos: np.ndarray | None) -> ActivationLayer:
+        """The activations after layer ``ell`` (at ``qpos``; None: every position)."""
+        sets = [
+            analyse_head(self.model, ell, h, X, query_positions=qpos)
+            for h in range(len(self.model.blocks[ell].heads))
+        ]
+        return next_layer(self.model, ell, X, sets, positions=qpos, max_rows=self.p.max_rows)
 
     def query_positions(self, ell: int) -> np.ndarray | None:
         return np.array([self.rho.n - 1]) if ell == self.L - 1 else None
 
     def tuples(self, ell: int, X: ActivationLayer, c: int) -> list[TupleInfo]:
+        """Stage 2's tuples of every head of layer ``ell`` (``X``: its input under the current
+        restriction); asked again, unchanged, after a round that fixed nothing."""
+        key = (self.rho.symbols, ell, self.k, c)
+        if self.memo and self._tuples is not None and self._tuples[0] == key:
+            return self._tuples[1]
         out: list[TupleInfo] = []
         for h in range(len(self.model.blocks[ell].heads)):
             hs = analyse_head(
@@ -268,6 +328,7 @@ class _Builder:
                 c=c,
             )
             out.extend(hs.tuples)
+        self._tuples = (key, out)
         return out
 
     def fix(self, assignment: dict[int, int]) -> None:
@@ -388,12 +449,13 @@ class _Builder:
         def sample(rng: np.random.Generator, v: int) -> int | None:
             return int(rng.integers(S)) if rng.random() < q else None
 
-        events = [_tuple_event(X, t, var_of) for t in unsat]
+        read: dict[tuple[int, bytes], _Avoiding] = {}
+        events = [_tuple_event(X, t, var_of, read) for t in unsat]
         log.mt_expected_independent = _expected_independent(X, unsat, q)
         events.append(
             lll.Event(
                 tuple(range(len(free))),
-                lambda a: sum(s is not None for s in a) > limit,
+                lambda a: len(a) - a.count(None) > limit,
                 "X_0",
             )
         )
@@ -509,26 +571,56 @@ class _Builder:
         return log
 
     def _next(self, ell: int) -> ActivationLayer:
-        X = self.layer_input(ell)
+        """The activations after layer ``ell`` under the current restriction (at the output
+        position only after the last layer)."""
         qpos = self.query_positions(ell)
-        sets = [
-            analyse_head(self.model, ell, h, X, query_positions=qpos)
-            for h in range(len(self.model.blocks[ell].heads))
-        ]
-        return next_layer(self.model, ell, X, sets, positions=qpos, max_rows=self.p.max_rows)
+        key = (self.rho.symbols, ell + 1, qpos is None)
+        X = self._layers.get(key)
+        if X is None:
+            X = self._after(ell, self.layer_input(ell), qpos)
+            self._layers.put(key, X)
+        return X
+
+    def analysis(self) -> Analysis:
+        """The exact analysis (:func:`~hardsoft.limits.dependency.analyse`) under the current
+        restriction, from the layers already computed under it."""
+        layers = [self.layer_input(b) for b in range(max(self.L, 1))]
+        if self.L:
+            layers.append(self._next(self.L - 1))
+        return analysis_of(self.model, self.rho, layers)
+
+
+def _reduce(
+    model: Transformer, restriction: Restriction, params: Params | None, memo: bool
+) -> _Builder:
+    """Run the lemma layer by layer; the builder holds the final restriction and its logs."""
+    params = (params or Params()).resolved(len(model.spec.layers))
+    b = _Builder(model, restriction, params, memo)
+    with torch.no_grad():
+        for ell in range(b.L):
+            b.logs.append(b.reduce_layer(ell))
+    if b.auto_k:
+        params.k = None
+    return b
 
 
 def reduce_depth(
-    model: Transformer, restriction: Restriction, params: Params | None = None
+    model: Transformer, restriction: Restriction, params: Params | None = None, memo: bool = True
 ) -> tuple[Restriction, list[LayerLog], Params]:
     """Apply the Depth Reduction Lemma layer by layer; returns the final restriction, the
-    per-layer log and the resolved parameters."""
-    params = (params or Params()).resolved(len(model.spec.layers))
-    b = _Builder(model, restriction, params)
-    logs = []
+    per-layer log and the resolved parameters. ``memo=False`` recomputes every layer and
+    every tuple list when asked (slower, the same result: the reference for the tests)."""
+    b = _reduce(model, restriction, params, memo)
+    return b.rho, b.logs, b.p
+
+
+def reduce_and_analyse(
+    model: Transformer, restriction: Restriction, params: Params | None = None
+) -> tuple[Restriction, list[LayerLog], Params, Analysis]:
+    """:func:`reduce_depth` and the exact analysis of the final restriction, the same as
+    :func:`~hardsoft.limits.dependency.analyse` with the resolved ``max_rows``, reusing the
+    layers the lemma already computed under that restriction."""
+    b = _reduce(model, restriction, params, True)
     with torch.no_grad():
-        for ell in range(b.L):
-            logs.append(b.reduce_layer(ell))
-    if b.auto_k:
-        params.k = None
-    return b.rho, logs, params
+        analysis = b.analysis()
+    return b.rho, b.logs, b.p, analysis

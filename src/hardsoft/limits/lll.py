@@ -9,6 +9,7 @@ and resample its variables. If the asymmetric LLL condition holds with weights `
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,32 +50,64 @@ def moser_tardos(
 
     The occurring event with the smallest index is resampled first (any rule is allowed by the
     algorithm's analysis). Stops after ``max_resamplings`` with ``converged=False``.
+
+    Events are tested lazily: a resampling only marks the events sharing a variable with the
+    resampled one as stale, and stale events are tested in index order until the smallest
+    occurring one is found. An event untouched since its last test keeps its outcome (its
+    variables did not change), so every step picks the same event, and draws the same random
+    numbers, as testing every touched event at once would.
     """
     assign = [sample(rng, v) for v in range(num_vars)]
     by_var: list[list[int]] = [[] for _ in range(num_vars)]
     for e, ev in enumerate(events):
         for v in ev.variables:
             by_var[v].append(e)
-    bad = {e for e, ev in enumerate(events) if ev.occurs(assign)}
+    stale = _Stale(len(events))
     count = 0
     per: dict[int, int] = {}
-    while bad:
+    touches: dict[int, list[int]] = {}
+    while (b := stale.first_occurring(events, assign)) is not None:
         if count >= max_resamplings:
             return MTResult(assign, False, count, per)
-        e = min(bad)
-        for v in events[e].variables:
+        for v in events[b].variables:
             assign[v] = sample(rng, v)
         count += 1
-        per[e] = per.get(e, 0) + 1
-        touched = {e}
-        for v in events[e].variables:
-            touched.update(by_var[v])
-        for t in touched:
-            if events[t].occurs(assign):
-                bad.add(t)
-            else:
-                bad.discard(t)
+        per[b] = per.get(b, 0) + 1
+        if b not in touches:  # b and the events sharing a variable with it, built once
+            touches[b] = sorted({b}.union(*(by_var[v] for v in events[b].variables)))
+        stale.mark(touches[b])
     return MTResult(assign, True, count, per)
+
+
+class _Stale:
+    """Which events occur, as far as known: a min-heap of the events that occur or are stale
+    (not tested since one of their variables changed); every other event does not occur."""
+
+    def __init__(self, m: int) -> None:
+        self.state = [_STALE] * m
+        self.heap = list(range(m))  # sorted, hence a heap
+
+    def mark(self, touched: list[int]) -> None:
+        state, heap, push = self.state, self.heap, heapq.heappush
+        for t in touched:
+            if state[t] == _CLEAR:
+                push(heap, t)
+            state[t] = _STALE
+
+    def first_occurring(self, events: Sequence[Event], assign: list[Any]) -> int | None:
+        """The smallest index of an occurring event (testing stale ones in order), or None."""
+        heap, state = self.heap, self.state
+        while heap:
+            t = heap[0]
+            if state[t] == _STALE:
+                state[t] = _OCCURS if events[t].occurs(assign) else _CLEAR
+            if state[t] == _OCCURS:
+                return t
+            heapq.heappop(heap)
+        return None
+
+
+_CLEAR, _STALE, _OCCURS = 0, 1, 2
 
 
 def dependency_graph(events: Sequence[Event]) -> list[set[int]]:

@@ -22,8 +22,8 @@ import torch
 from hardsoft import memory, validate
 from hardsoft.errors import HardsoftError
 from hardsoft.languages import Language, get_language
-from hardsoft.limits.dependency import Analysis, analyse
-from hardsoft.limits.depth_reduction import LayerLog, Params, reduce_depth
+from hardsoft.limits.dependency import Analysis
+from hardsoft.limits.depth_reduction import LayerLog, Params, reduce_and_analyse
 from hardsoft.limits.restriction import Restriction
 from hardsoft.limits.witness import Witness, build_witness, verify
 from hardsoft.model.transformer import Transformer
@@ -148,8 +148,7 @@ def restrict(
         )
     rho0 = initial if initial is not None else initial_restriction(n, lang, alphabet)
     p = params or Params(C=C, seed=seed)
-    rho, logs, resolved = reduce_depth(model, rho0, p)
-    analysis = analyse(model, rho, max_rows=resolved.max_rows)
+    rho, logs, resolved, analysis = reduce_and_analyse(model, rho0, p)
     witness, notes = _witness(model, rho, analysis, lang, seed) if lang else (None, [])
     return RestrictResult(
         model_name=model.spec.name or "model",
