@@ -232,12 +232,13 @@ def _tracr_lib(m: Mapping[str, Any]) -> tuple[str, str]:
 
 @claim(
     "regular-compiled",
-    claim="Every regular language whose syntactic monoid holds only solvable groups compiles "
-    "into a transformer exact at every length (a star-free one with unique-hard heads only); "
-    "a non-solvable one is NC¹-complete and refused",
-    paper="Yang, Chiang & Angluin (2024) §5–6 (star-free languages and unique-hard attention); "
-    "Straubing, Thérien & Barrington (1988) (FO with modular counting); Barrington (1989) "
-    "(NC¹-completeness)",
+    claim="A regular language compiles into a transformer exact at every length in the class "
+    "its syntactic monoid allows: star-free with unique-hard heads only, solvable groups with "
+    "counting (MOD over counts); a non-solvable group makes it NC¹-complete and it is refused "
+    "(hardsoft builds within its size limits: 12,000 formula nodes)",
+    paper="Yang, Chiang & Angluin (2024) §5–6 (star-free languages = masked unique-hard "
+    "attention); Straubing, Thérien & Barrington (1988) (FO with modular counting); "
+    "Barrington (1989) (NC¹-completeness)",
     what_ran="regular expressions and registered languages' DFAs: monoid, class, the "
     "local-divisor translation into a past formula proved equal to the DFA, the hard model "
     "checked against the DFA; the A5 word problem refused",
