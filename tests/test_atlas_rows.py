@@ -238,3 +238,17 @@ def test_the_minimal_dfa_of_a_file_against_automata_lib(tmp_path) -> None:  # ty
         for m in range(7):
             for w in map("".join, itertools.product(alphabet, repeat=m)):
                 assert ours.accepts(w) == other.accepts_input(w), (trial, w)
+
+
+@pytest.mark.parametrize(
+    ("regex", "column"),
+    [("(ab", 1), ("ab)", 3), ("a**", 3), ("*a", 1), ("[]a", 1), ("Σ(a", 2), ("a|", 2)],
+)
+def test_regex_syntax_errors_point_at_the_character(regex: str, column: int) -> None:
+    """A syntax error has the one form of every notation (docs/errors.md): the column, the
+    expression and a caret under the bad character."""
+    with pytest.raises(HardsoftError) as info:
+        dfa_from_regex(regex, "ab")
+    lines = str(info.value).split("\n")
+    assert f"syntax error at column {column}:" in lines[0], lines
+    assert lines[1] == f"  {regex}" and lines[2] == "  " + " " * (column - 1) + "^", lines

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from hardsoft import validate
-from hardsoft.errors import HardsoftError
+from hardsoft.errors import HardsoftError, syntax_error
 from hardsoft.languages.base import Language, OneWordPerEvenLength
 from hardsoft.languages.dfa import DFA
 
@@ -138,15 +138,17 @@ def _to_python_regex(regex: str, alphabet: tuple[str, ...]) -> str:
             f"{''.join(alphabet)!r}"
         )
     # pyformlang drops empty alternatives ("a|", "()"): refuse them rather than misread them
-    if re.search(r"\(\)|\(\||\|\)|\|\||^\||\|$", regex):
-        raise HardsoftError("empty alternative in the regular expression; write (x)? instead")
-    klass = "[" + "".join(alphabet) + "]"
-    python = regex.replace("Σ", ".").replace(".", klass)
-    try:
-        re.compile(python)
+    if empty := re.search(r"\(\)|\(\||\|\)|\|\||^\||\|$", regex):
+        raise syntax_error(
+            regex, empty.start() + (regex[empty.start()] == "("),
+            "empty alternative in the regular expression; write (x)? instead",
+        )  # fmt: skip
+    try:  # Σ and . are one character each: Python's positions are the user's
+        re.compile(regex.replace("Σ", "."))
     except re.error as exc:
-        raise HardsoftError(f"bad regular expression {regex!r}: {exc}") from None
-    return _expand_repeats(python)
+        raise syntax_error(regex, exc.pos or 0, f"bad regular expression: {exc.msg}") from None
+    klass = "[" + "".join(alphabet) + "]"
+    return _expand_repeats(regex.replace("Σ", ".").replace(".", klass))
 
 
 def _complete(
