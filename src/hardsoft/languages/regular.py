@@ -93,7 +93,8 @@ def _atom_start(text: str, end: int) -> int:
 
 def _expand_repeats(text: str) -> str:
     """``x{m}`` → x…x and ``x{m,n}`` → x…x(x)?…(x)? (the syntax already checked by Python's
-    ``re``)."""
+    ``re``); a ``?`` right after is Python's lazy mark (the same words), dropped: written out
+    it would make the last copy optional."""
     while (m := _REPEAT.search(text)) is not None:
         lo_text, comma, hi_text = m.groups()
         lo = int(lo_text)
@@ -114,7 +115,8 @@ def _expand_repeats(text: str) -> str:
                 f"the regular expression's repetitions, written out, pass {MAX_EXPANDED:,} "
                 "characters; use fewer or smaller repetitions"
             )
-        text = text[:start] + atom * lo + f"({atom})?" * (hi - lo) + text[m.end() :]
+        end = m.end() + (text[m.end() : m.end() + 1] == "?")  # lazy: the same words
+        text = text[:start] + atom * lo + f"({atom})?" * (hi - lo) + text[end:]
     return text
 
 
@@ -142,6 +144,18 @@ def _to_python_regex(regex: str, alphabet: tuple[str, ...]) -> str:
         raise syntax_error(
             regex, empty.start() + (regex[empty.start()] == "("),
             "empty alternative in the regular expression; write (x)? instead",
+        )  # fmt: skip
+    for klass in re.finditer(r"\[([^\]]*)\]?", regex):
+        inner = [k for k, c in enumerate(klass.group(1)) if c in "[.Σ"]
+        if inner or not klass.group(1):
+            raise syntax_error(
+                regex, klass.start() + 1 + (inner[0] if inner else -1),
+                "a class [..] holds symbols and ranges a-c only (no '.', 'Σ', '[' or empty [])",
+            )  # fmt: skip
+    if possessive := re.search(r"[*+?}]\+", regex):  # x*+ never gives back: other words
+        raise syntax_error(
+            regex, possessive.end() - 1,
+            "possessive repetitions (x*+, x++, x?+, x{m}+) are not supported; write (x*)+",
         )  # fmt: skip
     try:  # Σ and . are one character each: Python's positions are the user's
         re.compile(regex.replace("Σ", "."))
