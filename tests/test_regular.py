@@ -217,6 +217,21 @@ def test_cli_refuses_a_non_solvable_dfa_with_exit_1(tmp_path: Path) -> None:
     assert run_cli("compile", "--dfa", str(path), "--target", "nope").rc == 2
 
 
+def test_cli_refuses_to_write_the_model_over_the_dfa_file(tmp_path: Path) -> None:
+    """-o naming the --dfa file (or a link to it) is refused before any work: it once replaced
+    the DFA with the model (docs/errors.md: no output is an input of the same command)."""
+    from ._cli import run_cli
+
+    path = _permutation_dfa(tmp_path, "z2", [1, 0], [0, 1])
+    before = path.read_bytes()
+    link = tmp_path / "link.json"
+    link.symlink_to(path)
+    for out in (path, link):
+        r = run_cli("compile", "--dfa", str(path), "-o", str(out))
+        assert r.rc == 2 and "is the input file --dfa" in r.err, r.err
+    assert path.read_bytes() == before
+
+
 def test_the_experiment_compiles_and_refuses_by_class() -> None:
     from hardsoft.experiments.regular import _one
     from hardsoft.languages import get_language
