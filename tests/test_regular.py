@@ -232,6 +232,18 @@ def test_cli_refuses_to_write_the_model_over_the_dfa_file(tmp_path: Path) -> Non
     assert path.read_bytes() == before
 
 
+def test_cli_a_limit_is_a_usage_error_naming_the_number(tmp_path: Path) -> None:
+    """Past a limit: exit 2 (docs/regular.md, "Limits"), the number named, nothing on stdout
+    and no model; exit 1 stays the non-solvable class's."""
+    from ._cli import run_cli
+
+    out = tmp_path / "big.safetensors"
+    r = run_cli(
+        "compile", "--regex", "(a|b)*a(a|b){9}", "--alphabet", "ab", "-o", str(out), "--json"
+    )
+    assert r.rc == 2 and "2000" in r.err and r.out == "" and not out.exists(), r.err
+
+
 def test_the_experiment_compiles_and_refuses_by_class() -> None:
     from hardsoft.experiments.regular import _one
     from hardsoft.languages import get_language
