@@ -50,7 +50,6 @@ def compile_regular_cmd(
     from hardsoft.compile import Target
     from hardsoft.model import save_model
     from hardsoft.regular.compile import compile_regular
-
     from hardsoft.validate import protect_inputs
 
     Target.parse(target, "--target")  # a bad option is a usage error before any work
