@@ -145,11 +145,11 @@ def _to_python_regex(regex: str, alphabet: tuple[str, ...]) -> str:
             regex, empty.start() + (regex[empty.start()] == "("),
             "empty alternative in the regular expression; write (x)? instead",
         )  # fmt: skip
-    for klass in re.finditer(r"\[([^\]]*)\]?", regex):
-        inner = [k for k, c in enumerate(klass.group(1)) if c in "[.Σ"]
-        if inner or not klass.group(1):
+    for group in re.finditer(r"\[([^\]]*)\]?", regex):
+        inner = [k for k, c in enumerate(group.group(1)) if c in "[.Σ"]
+        if inner or not group.group(1):
             raise syntax_error(
-                regex, klass.start() + 1 + (inner[0] if inner else -1),
+                regex, group.start() + 1 + (inner[0] if inner else -1),
                 "a class [..] holds symbols and ranges a-c only (no '.', 'Σ', '[' or empty [])",
             )  # fmt: skip
     if possessive := re.search(r"[*+?}]\+", regex):  # x*+ never gives back: other words
