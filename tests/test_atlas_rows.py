@@ -238,3 +238,44 @@ def test_the_minimal_dfa_of_a_file_against_automata_lib(tmp_path) -> None:  # ty
         for m in range(7):
             for w in map("".join, itertools.product(alphabet, repeat=m)):
                 assert ours.accepts(w) == other.accepts_input(w), (trial, w)
+
+
+@pytest.mark.parametrize(
+    ("regex", "column"),
+    [("(ab", 1), ("ab)", 3), ("a**", 3), ("*a", 1), ("[]a", 1), ("Σ(a", 2), ("a|", 2)],
+)
+def test_regex_syntax_errors_point_at_the_character(regex: str, column: int) -> None:
+    """A syntax error has the one form of every notation (docs/errors.md): the column, the
+    expression and a caret under the bad character."""
+    with pytest.raises(HardsoftError) as info:
+        dfa_from_regex(regex, "ab")
+    lines = str(info.value).split("\n")
+    assert f"syntax error at column {column}:" in lines[0], lines
+    assert lines[1] == f"  {regex}" and lines[2] == "  " + " " * (column - 1) + "^", lines
+
+
+@pytest.mark.parametrize("regex", ["[ab]{2}?", "a{1,2}?b", "(ab){2}?", "a{2}?", "[ab]{1,3}?a"])
+def test_a_lazy_or_possessive_repetition_is_the_same_language(regex: str) -> None:
+    """Python reads ``x{m,n}?`` (lazy) as ``x{m,n}``: the same words; written out, the ``?``
+    once made the last copy optional (``[ab]{2}?`` took 'a')."""
+    dfa = dfa_from_regex(regex, "ab")
+    python = re.compile(regex)
+    for n in range(8):
+        for w in map("".join, itertools.product("ab", repeat=n)):
+            assert dfa.accepts(w) == bool(python.fullmatch(w)), (regex, w)
+
+
+@pytest.mark.parametrize(("regex", "column"), [("[.]", 2), ("[[a]", 2), ("a[Σb]", 3), ("[]a]", 1)])
+def test_a_class_holds_symbols_only(regex: str, column: int) -> None:
+    """``.``, ``Σ`` and ``[`` inside ``[..]`` are refused with a caret: Python reads ``[.]`` as
+    a literal dot and ``[[a]`` as the class of ``[`` and ``a``, which the automaton once did not."""
+    with pytest.raises(HardsoftError, match=f"syntax error at column {column}:"):
+        dfa_from_regex(regex, "ab")
+
+
+@pytest.mark.parametrize(("regex", "column"), [("a*+a", 3), ("[ab]{1,3}+a", 10), ("b?+", 3)])
+def test_a_possessive_repetition_is_refused(regex: str, column: int) -> None:
+    """Python's possessive ``x*+`` never gives back (``a*+a`` matches nothing); the automaton
+    once read it as ``(a*)+``: refused with a caret instead of silently other words."""
+    with pytest.raises(HardsoftError, match=f"syntax error at column {column}: possessive"):
+        dfa_from_regex(regex, "ab")

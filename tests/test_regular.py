@@ -217,6 +217,33 @@ def test_cli_refuses_a_non_solvable_dfa_with_exit_1(tmp_path: Path) -> None:
     assert run_cli("compile", "--dfa", str(path), "--target", "nope").rc == 2
 
 
+def test_cli_refuses_to_write_the_model_over_the_dfa_file(tmp_path: Path) -> None:
+    """-o naming the --dfa file (or a link to it) is refused before any work: it once replaced
+    the DFA with the model (docs/errors.md: no output is an input of the same command)."""
+    from ._cli import run_cli
+
+    path = _permutation_dfa(tmp_path, "z2", [1, 0], [0, 1])
+    before = path.read_bytes()
+    link = tmp_path / "link.json"
+    link.symlink_to(path)
+    for out in (path, link):
+        r = run_cli("compile", "--dfa", str(path), "-o", str(out))
+        assert r.rc == 2 and "is the input file --dfa" in r.err, r.err
+    assert path.read_bytes() == before
+
+
+def test_cli_a_limit_is_a_usage_error_naming_the_number(tmp_path: Path) -> None:
+    """Past a limit: exit 2 (docs/regular.md, "Limits"), the number named, nothing on stdout
+    and no model; exit 1 stays the non-solvable class's."""
+    from ._cli import run_cli
+
+    out = tmp_path / "big.safetensors"
+    r = run_cli(
+        "compile", "--regex", "(a|b)*a(a|b){9}", "--alphabet", "ab", "-o", str(out), "--json"
+    )
+    assert r.rc == 2 and "2000" in r.err and r.out == "" and not out.exists(), r.err
+
+
 def test_the_experiment_compiles_and_refuses_by_class() -> None:
     from hardsoft.experiments.regular import _one
     from hardsoft.languages import get_language

@@ -50,8 +50,10 @@ def compile_regular_cmd(
     from hardsoft.compile import Target
     from hardsoft.model import save_model
     from hardsoft.regular.compile import compile_regular
+    from hardsoft.validate import protect_inputs
 
     Target.parse(target, "--target")  # a bad option is a usage error before any work
+    protect_inputs({"--dfa": dfa}, {"-o": out})  # -o over the DFA file would replace it
     machine, source = load_dfa(regex, dfa, alphabet)
     result = compile_regular(machine, target, masks=masks or "strict", n=n)
     record = {**source, "alphabet": "".join(machine.alphabet), **result.record}

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from hardsoft import validate
-from hardsoft.errors import HardsoftError
+from hardsoft.errors import HardsoftError, syntax_error
 from hardsoft.languages.base import Language, OneWordPerEvenLength
 from hardsoft.languages.dfa import DFA
 
@@ -93,7 +93,8 @@ def _atom_start(text: str, end: int) -> int:
 
 def _expand_repeats(text: str) -> str:
     """``x{m}`` → x…x and ``x{m,n}`` → x…x(x)?…(x)? (the syntax already checked by Python's
-    ``re``)."""
+    ``re``); a ``?`` right after is Python's lazy mark (the same words), dropped: written out
+    it would make the last copy optional."""
     while (m := _REPEAT.search(text)) is not None:
         lo_text, comma, hi_text = m.groups()
         lo = int(lo_text)
@@ -114,7 +115,8 @@ def _expand_repeats(text: str) -> str:
                 f"the regular expression's repetitions, written out, pass {MAX_EXPANDED:,} "
                 "characters; use fewer or smaller repetitions"
             )
-        text = text[:start] + atom * lo + f"({atom})?" * (hi - lo) + text[m.end() :]
+        end = m.end() + (text[m.end() : m.end() + 1] == "?")  # lazy: the same words
+        text = text[:start] + atom * lo + f"({atom})?" * (hi - lo) + text[end:]
     return text
 
 
@@ -138,15 +140,29 @@ def _to_python_regex(regex: str, alphabet: tuple[str, ...]) -> str:
             f"{''.join(alphabet)!r}"
         )
     # pyformlang drops empty alternatives ("a|", "()"): refuse them rather than misread them
-    if re.search(r"\(\)|\(\||\|\)|\|\||^\||\|$", regex):
-        raise HardsoftError("empty alternative in the regular expression; write (x)? instead")
-    klass = "[" + "".join(alphabet) + "]"
-    python = regex.replace("Σ", ".").replace(".", klass)
-    try:
-        re.compile(python)
+    if empty := re.search(r"\(\)|\(\||\|\)|\|\||^\||\|$", regex):
+        raise syntax_error(
+            regex, empty.start() + (regex[empty.start()] == "("),
+            "empty alternative in the regular expression; write (x)? instead",
+        )  # fmt: skip
+    for group in re.finditer(r"\[([^\]]*)\]?", regex):
+        inner = [k for k, c in enumerate(group.group(1)) if c in "[.Σ"]
+        if inner or not group.group(1):
+            raise syntax_error(
+                regex, group.start() + 1 + (inner[0] if inner else -1),
+                "a class [..] holds symbols and ranges a-c only (no '.', 'Σ', '[' or empty [])",
+            )  # fmt: skip
+    if possessive := re.search(r"[*+?}]\+", regex):  # x*+ never gives back: other words
+        raise syntax_error(
+            regex, possessive.end() - 1,
+            "possessive repetitions (x*+, x++, x?+, x{m}+) are not supported; write (x*)+",
+        )  # fmt: skip
+    try:  # Σ and . are one character each: Python's positions are the user's
+        re.compile(regex.replace("Σ", "."))
     except re.error as exc:
-        raise HardsoftError(f"bad regular expression {regex!r}: {exc}") from None
-    return _expand_repeats(python)
+        raise syntax_error(regex, exc.pos or 0, f"bad regular expression: {exc.msg}") from None
+    klass = "[" + "".join(alphabet) + "]"
+    return _expand_repeats(regex.replace("Σ", ".").replace(".", klass))
 
 
 def _complete(
