@@ -115,3 +115,18 @@ class AutomatonSampled(Language):
             if len(out) == count:
                 return out
         return out + self._rejection(n, count - len(out), rng, want=False)
+
+
+class BuiltAutomaton(AutomatonSampled):
+    """An :class:`AutomatonSampled` whose DFA is built once per instance, on first use, by
+    :meth:`_automaton` (Tomita's grammars, FLaRe's tasks, the group word problems)."""
+
+    _dfa: DFA | None = None
+
+    def automaton(self) -> DFA:
+        if self._dfa is None:
+            self._dfa = self._automaton()
+        return self._dfa
+
+    def _automaton(self) -> DFA:
+        raise NotImplementedError  # every subclass builds its DFA

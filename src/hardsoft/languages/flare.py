@@ -25,7 +25,7 @@ import re
 
 import numpy as np
 
-from hardsoft.languages.automaton import AutomatonSampled
+from hardsoft.languages.automaton import BuiltAutomaton
 from hardsoft.languages.regular import DFA, dfa_from_json
 
 CITATION = (
@@ -36,21 +36,7 @@ MODULUS = 5
 DIGITS = "01234"
 
 
-class _Cached(AutomatonSampled):
-    """The DFA built once per instance."""
-
-    _dfa: DFA | None = None
-
-    def automaton(self) -> DFA:
-        if self._dfa is None:
-            self._dfa = self._automaton()
-        return self._dfa
-
-    def _automaton(self) -> DFA:
-        raise NotImplementedError
-
-
-class EvenPairs(_Cached):
+class EvenPairs(BuiltAutomaton):
     """Even pairs over ``01`` (see the module docstring)."""
 
     name = "even-pairs"
@@ -81,7 +67,7 @@ class EvenPairs(_Cached):
         )
 
 
-class CycleNavigation(_Cached):
+class CycleNavigation(BuiltAutomaton):
     """Cycle navigation over ``<>=01234`` (see the module docstring)."""
 
     name = "cycle-navigation"
@@ -128,7 +114,7 @@ def _apply(value: int, op: str, digit: int) -> int:
     return (value * digit) % MODULUS
 
 
-class ModularArithmetic(_Cached):
+class ModularArithmetic(BuiltAutomaton):
     """Modular arithmetic (simple) over ``01234+-*=`` (see the module docstring)."""
 
     name = "modular-arithmetic-simple"

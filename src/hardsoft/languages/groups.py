@@ -16,7 +16,7 @@ from collections import deque
 
 import numpy as np
 
-from hardsoft.languages.automaton import AutomatonSampled
+from hardsoft.languages.automaton import BuiltAutomaton
 from hardsoft.languages.regular import DFA, dfa_from_json
 
 Permutation = tuple[int, ...]
@@ -35,7 +35,7 @@ def then(f: Permutation, g: Permutation) -> Permutation:
     return tuple(g[x] for x in f)
 
 
-class WordProblem(AutomatonSampled):
+class WordProblem(BuiltAutomaton):
     """Words over named generators whose product (first letter applied first) is the
     identity; the empty word is in."""
 
@@ -45,7 +45,6 @@ class WordProblem(AutomatonSampled):
         self.alphabet = tuple(generators)
         self.description = description
         self.degree = len(next(iter(generators.values())))
-        self._dfa: DFA | None = None
 
     def product(self, word: str) -> Permutation:
         value = tuple(range(self.degree))
@@ -65,12 +64,7 @@ class WordProblem(AutomatonSampled):
             out[i] = int(value == identity)
         return out
 
-    def automaton(self) -> DFA:
-        if self._dfa is None:
-            self._dfa = self._cayley()
-        return self._dfa
-
-    def _cayley(self) -> DFA:
+    def _automaton(self) -> DFA:
         """States: the group elements reached from the identity, numbered as found; an edge
         ``x --s--> x·s`` (composition written out here on arrays, apart from the oracle)."""
         gens = {s: np.array(p) for s, p in self.generators.items()}

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from hardsoft.languages.automaton import AutomatonSampled
+from hardsoft.languages.automaton import BuiltAutomaton
 from hardsoft.languages.regular import DFA, dfa_from_json, dfa_from_regex
 
 CITATION = (
@@ -43,7 +43,7 @@ def _table(start: str, accept: list[str], edges: dict[str, tuple[str, str]]) -> 
     }
 
 
-class Tomita(AutomatonSampled):
+class Tomita(BuiltAutomaton):
     """Tomita grammar ``number`` (2-7; 1 is ``ones-star``), see the module docstring."""
 
     alphabet = ("0", "1")
@@ -53,15 +53,6 @@ class Tomita(AutomatonSampled):
     def __init__(self) -> None:
         self.name = f"tomita{self.number}"
         self.description = f"Tomita {self.number}: {self.definition} ({CITATION}); ε is in"
-        self._dfa: DFA | None = None
-
-    def automaton(self) -> DFA:
-        if self._dfa is None:
-            self._dfa = self._automaton()
-        return self._dfa
-
-    def _automaton(self) -> DFA:
-        raise NotImplementedError
 
 
 class Tomita2(Tomita):
